@@ -1,0 +1,28 @@
+"""phasegraph: a LangGraph plan-and-execute workflow with phases, review pauses and a summary."""
+
+from phasegraph.context import Context
+from phasegraph.errors import (
+    ConfigurationError,
+    FeedbackError,
+    PhasegraphError,
+    ThreadBusyError,
+    ThreadPausedError,
+    ThreadStateError,
+)
+from phasegraph.graph import PhaseGraph, build_graph
+from phasegraph.review import resume
+from phasegraph.scripted import ScriptedChatModel
+
+__all__ = [
+    "ConfigurationError",
+    "Context",
+    "FeedbackError",
+    "PhaseGraph",
+    "PhasegraphError",
+    "ScriptedChatModel",
+    "ThreadBusyError",
+    "ThreadPausedError",
+    "ThreadStateError",
+    "build_graph",
+    "resume",
+]

@@ -1,0 +1,158 @@
+"""Run settings, passed as LangGraph's runtime context (``context=Context(...)``).
+
+Every field has a description (Studio shows them as a form) and an environment-variable
+fallback, ``PHASEGRAPH_<FIELD NAME IN CAPITALS>``, read when the Context is created. Secrets are
+never a field here: an API key is read from the environment by the model factory only, so it can
+not end up in a checkpoint or a Studio form.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal, TypeVar, cast, get_args
+
+ReviewLevel = Literal["none", "plan", "plan+replan", "all"]
+REVIEW_LEVELS: tuple[str, ...] = get_args(ReviewLevel)
+
+_T = TypeVar("_T")
+
+
+def _env(name: str, default: _T, cast_fn: Callable[[str], _T]) -> Callable[[], _T]:
+    """Default factory that reads ``PHASEGRAPH_<name>`` and falls back to ``default``."""
+
+    def factory() -> _T:
+        raw = os.environ.get(f"PHASEGRAPH_{name}")
+        if raw is None or raw == "":
+            return default
+        try:
+            return cast_fn(raw)
+        except ValueError as exc:
+            raise ValueError(f"PHASEGRAPH_{name}={raw!r} is not valid: {exc}") from None
+
+    return factory
+
+
+@dataclass(kw_only=True)
+class Context:
+    """Settings of one run. Limits are checked on creation; a bad value fails with its name."""
+
+    model: str = field(
+        default_factory=_env("MODEL", "", str),
+        metadata={
+            "description": "Model to use when none was passed to build_graph: an OpenAI-compatible "
+            "model name, or scripted:FILE.json for the scripted model. Empty: the embedded default."
+        },
+    )
+    base_url: str = field(
+        default_factory=_env("BASE_URL", "", str),
+        metadata={"description": "Base URL of an OpenAI-compatible endpoint (empty: OpenAI's)."},
+    )
+    workspace: str = field(
+        default_factory=_env("WORKSPACE", ".", str),
+        metadata={"description": "Root directory the built-in workspace tools are confined to."},
+    )
+    review: ReviewLevel = field(
+        default_factory=_env("REVIEW", cast(ReviewLevel, "none"), lambda s: cast(ReviewLevel, s)),
+        metadata={
+            "description": "Which reviews pause the run for a person: none, plan (plan approval "
+            "and clarification questions), plan+replan (also every replan), all (also tool "
+            "permission requests)."
+        },
+    )
+    max_steps: int = field(
+        default_factory=_env("MAX_STEPS", 40, int),
+        metadata={
+            "description": "Step budget of the run: phase plan, plans, judges, replans (every "
+            "attempt) and tool executions count one each."
+        },
+    )
+    max_parallel: int = field(
+        default_factory=_env("MAX_PARALLEL", 4, int),
+        metadata={"description": "Independent tasks of a round that run at the same time."},
+    )
+    max_replans: int = field(
+        default_factory=_env("MAX_REPLANS", 3, int),
+        metadata={"description": "Replans allowed; past it a trigger asks or ends the phase."},
+    )
+    max_parse_retries: int = field(
+        default_factory=_env("MAX_PARSE_RETRIES", 2, int),
+        metadata={
+            "description": "Times a stage is re-asked after an invalid structured result "
+            "(each failed attempt counts as a step)."
+        },
+    )
+    max_phases: int = field(
+        default_factory=_env("MAX_PHASES", 5, int),
+        metadata={"description": "Most phases a plan may have (1-5)."},
+    )
+    max_tasks_per_round: int = field(
+        default_factory=_env("MAX_TASKS_PER_ROUND", 8, int),
+        metadata={"description": "Most tasks a round may plan (1-8)."},
+    )
+    extra_rounds_per_phase: int = field(
+        default_factory=_env("EXTRA_ROUNDS_PER_PHASE", 2, int),
+        metadata={
+            "description": "A phase ends as incomplete after its estimated rounds plus this many."
+        },
+    )
+    task_timeout_s: float = field(
+        default_factory=_env("TASK_TIMEOUT_S", 60.0, float),
+        metadata={"description": "Seconds one tool execution may take before it is a timeout."},
+    )
+    round_timeout_s: float = field(
+        default_factory=_env("ROUND_TIMEOUT_S", 60.0, float),
+        metadata={
+            "description": "Seconds a round's executions may take together; tasks still "
+            "running then are cancelled and recorded as timeout."
+        },
+    )
+    llm_timeout_s: float = field(
+        default_factory=_env("LLM_TIMEOUT_S", 120.0, float),
+        metadata={"description": "Seconds one model call may take."},
+    )
+    max_output_chars: int = field(
+        default_factory=_env("MAX_OUTPUT_CHARS", 4000, int),
+        metadata={"description": "Tool output kept per task; the rest is cut with a marker."},
+    )
+
+    def __post_init__(self) -> None:
+        """Reject settings that cannot work, naming the field."""
+        if self.review not in REVIEW_LEVELS:
+            raise ValueError(f"review must be one of {', '.join(REVIEW_LEVELS)}; got {self.review!r}")
+        bounds: dict[str, tuple[float, float]] = {
+            "max_steps": (1, 100_000),
+            "max_parallel": (1, 64),
+            "max_replans": (0, 100),
+            "max_parse_retries": (0, 10),
+            "max_phases": (1, 5),
+            "max_tasks_per_round": (1, 8),
+            "extra_rounds_per_phase": (0, 20),
+            "task_timeout_s": (0.001, 86_400),
+            "round_timeout_s": (0.001, 86_400),
+            "llm_timeout_s": (0.001, 86_400),
+            "max_output_chars": (100, 10_000_000),
+        }
+        for name, (low, high) in bounds.items():
+            value = getattr(self, name)
+            if not low <= value <= high:
+                raise ValueError(f"{name} must be between {low:g} and {high:g}; got {value!r}")
+
+    @property
+    def person_available(self) -> bool:
+        """Whether a person answers reviews at all."""
+        return self.review != "none"
+
+    @classmethod
+    def coerce(cls, value: Context | dict[str, Any] | None) -> Context:
+        """Build a Context from a dict (Studio, the server), or the defaults from None."""
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(value) - known)
+        if unknown:
+            raise ValueError(f"unknown settings {unknown}; known: {sorted(known)}")
+        return cls(**value)

@@ -1,0 +1,46 @@
+"""Errors phasegraph raises to its callers, each with a message a person can act on."""
+
+from __future__ import annotations
+
+import os
+import re
+
+
+class PhasegraphError(Exception):
+    """Base of the errors a caller can expect and show as one line."""
+
+
+class ConfigurationError(PhasegraphError):
+    """A setting or a model choice cannot work."""
+
+
+class ThreadBusyError(PhasegraphError):
+    """Another runner is advancing this thread right now (SPEC section 8)."""
+
+
+class ThreadPausedError(PhasegraphError):
+    """New input was sent to a thread that waits for a review (SPEC section 6)."""
+
+
+class ThreadStateError(PhasegraphError):
+    """The thread is unknown, or not in a state that allows the operation."""
+
+
+class FeedbackError(PhasegraphError):
+    """Review feedback that does not fit the pending review; the thread is left unchanged."""
+
+
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
+_SECRET_SHAPE = re.compile(r"\b(sk|pk|rk|ghp|gho|xox[abp])[-_][A-Za-z0-9_\-]{8,}")
+
+
+def redact(text: str) -> str:
+    """Mask secrets in text bound for the state, a log or a report.
+
+    Masks the values of environment variables whose names look secret, and strings shaped like
+    common API keys, so an error message that quotes a key never reaches a checkpoint.
+    """
+    for name, value in os.environ.items():
+        if len(value) >= 8 and _SECRET_NAME.search(name) and value in text:
+            text = text.replace(value, "***")
+    return _SECRET_SHAPE.sub("***", text)

@@ -1,0 +1,203 @@
+"""The graph of SPEC section 2, compiled.
+
+``build_graph`` wires the eight nodes and their routers. Every node but ``summarize`` has
+LangGraph's error handler: an exception inside a node is recorded in the state (``error``) and the
+run goes to ``summarize``, which ends it with the error named, never with a traceback.
+
+The compiled graph is a `PhaseGraph`: a LangGraph ``CompiledStateGraph`` whose every run (invoke,
+stream, their async forms) holds the thread's lease and refuses new input for a thread that
+already holds a run, most importantly one paused for review (SPEC sections 6 and 8).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.errors import NodeError
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from phasegraph.context import Context
+from phasegraph.errors import ThreadPausedError, ThreadStateError, redact
+from phasegraph.lease import alease_store_for, hold_lease, lease_store_for
+from phasegraph.nodes import (
+    analyse,
+    execute,
+    human_review,
+    judge,
+    phase_plan,
+    plan,
+    replan,
+    routing,
+    summarize,
+)
+from phasegraph.nodes._common import Deps
+from phasegraph.state import InputState, State
+from phasegraph.tools import tool_index
+
+# Budgets live in the state (SPEC section 8). LangGraph's per-invocation limit is set far above
+# any budget, and the routers still stop short of it (routing.RECURSION_RESERVE).
+RECURSION_LIMIT = 50_000
+
+NodeFn = Callable[[State, Runtime[Context], Deps], dict[str, Any]]
+
+
+def _bind(fn: NodeFn, deps: Deps) -> Callable[[State, Runtime[Context]], dict[str, Any]]:
+    """A node LangGraph can call (state, runtime) with the graph's dependencies bound."""
+
+    def node(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        return fn(state, runtime, deps)
+
+    node.__name__ = fn.__name__
+    node.__doc__ = fn.__doc__
+    return node
+
+
+def on_node_error(state: State, error: NodeError) -> Command[Any]:
+    """Record a node's exception and end the run in summarize (SPEC section 2)."""
+    message = redact(str(error.error) or repr(error.error))
+    return Command(
+        update={
+            "stop_reason": "error",
+            "error": {"node": error.node, "type": type(error.error).__name__, "message": message},
+        },
+        goto="summarize",
+    )
+
+
+class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
+    """The compiled phasegraph: a LangGraph graph whose runs lease their thread."""
+
+    def _guard_target(self, config: RunnableConfig | None) -> str | None:
+        """The thread to lease, or None when there is no thread or no checkpointer."""
+        if not isinstance(self.checkpointer, BaseCheckpointSaver) or not config:
+            return None
+        thread_id = (config.get("configurable") or {}).get("thread_id")
+        return str(thread_id) if thread_id else None
+
+    @staticmethod
+    def _check_input(input: Any) -> bool:
+        """Whether ``input`` starts a run; a malformed start is refused before any write."""
+        if input is None or isinstance(input, Command):
+            return False
+        if not isinstance(input, Mapping):
+            raise ValueError(f'input must be {{"request": "..."}}; got {type(input).__name__}')
+        request = input.get("request")
+        if not isinstance(request, str) or not request.strip():
+            raise ValueError('input needs a non-empty "request" string')
+        return True
+
+    @staticmethod
+    def _refuse_new_input(values: Mapping[str, Any], next_nodes: Sequence[str], tid: str) -> None:
+        if not values:
+            return
+        if "human_review" in next_nodes:
+            kind = (values.get("pending_review") or {}).get("kind", "review")
+            raise ThreadPausedError(
+                f"thread {tid!r} is paused for a {kind}; answer it with resume() "
+                "(or `phasegraph resume`) instead of sending new input, or use a new thread id"
+            )
+        raise ThreadStateError(
+            f"thread {tid!r} already holds a run (status {values.get('status')}); "
+            "resume it, or start the new request on a new thread id"
+        )
+
+    @contextlib.contextmanager
+    def lease(self, config: RunnableConfig | None) -> Iterator[None]:
+        """Hold the thread's lease for the block; `ThreadBusyError` if another runner has it."""
+        thread_id = self._guard_target(config)
+        if thread_id is None:
+            yield
+            return
+        with hold_lease(lease_store_for(self.checkpointer), thread_id):
+            yield
+
+    def stream(  # type: ignore[override]
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Iterator[Any]:
+        """LangGraph's stream, run under the thread's lease; new input only for new threads."""
+        starts = self._check_input(input)
+        with self.lease(config):
+            thread_id = self._guard_target(config)
+            if starts and thread_id and "checkpoint_id" not in (config or {}).get(
+                "configurable", {}
+            ):
+                snapshot = self.get_state(config or {})
+                self._refuse_new_input(snapshot.values, snapshot.next, thread_id)
+            yield from super().stream(input, config, **kwargs)
+
+    async def astream(  # type: ignore[override]
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """`stream` for async callers."""
+        starts = self._check_input(input)
+        thread_id = self._guard_target(config)
+        if thread_id is None:
+            async for chunk in super().astream(input, config, **kwargs):
+                yield chunk
+            return
+        store = await alease_store_for(self.checkpointer)
+        with hold_lease(store, thread_id):
+            if starts and "checkpoint_id" not in (config or {}).get("configurable", {}):
+                snapshot = await self.aget_state(config or {})
+                self._refuse_new_input(snapshot.values, snapshot.next, thread_id)
+            async for chunk in super().astream(input, config, **kwargs):
+                yield chunk
+
+
+def build_graph(
+    *,
+    model: BaseChatModel | None = None,
+    tools: Sequence[BaseTool] | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    name: str = "phasegraph",
+) -> PhaseGraph:
+    """Build and compile the phasegraph workflow.
+
+    Args:
+        model: Any LangChain chat model that can call a named function. None: the model named
+            by the run's settings (``Context.model``) is used.
+        tools: LangChain tools the plan may name.
+        checkpointer: Any LangGraph checkpointer; needed for review pauses and resume.
+        name: Name of the compiled graph.
+
+    Returns:
+        The compiled graph, interrupting before ``human_review``.
+    """
+    deps = Deps(model=model, tools=tool_index(tools or []))
+    builder = StateGraph(State, context_schema=Context, input_schema=InputState)
+    builder.set_node_defaults(error_handler=on_node_error)
+    builder.add_node("analyse", _bind(analyse.analyse, deps))
+    builder.add_node("phase_plan", _bind(phase_plan.phase_plan, deps))
+    builder.add_node("plan", _bind(plan.plan, deps))
+    builder.add_node("execute", _bind(execute.execute, deps))
+    builder.add_node("judge", _bind(judge.judge, deps))
+    builder.add_node("replan", _bind(replan.replan, deps))
+    builder.add_node("human_review", human_review.human_review)
+    builder.add_node("summarize", _bind(summarize.summarize, deps))
+
+    builder.add_edge(START, "analyse")
+    builder.add_conditional_edges("analyse", routing.route_after_analyse)
+    builder.add_conditional_edges("phase_plan", routing.route_after_phase_plan)
+    builder.add_conditional_edges("plan", routing.route_after_plan)
+    builder.add_edge("execute", "judge")
+    builder.add_conditional_edges("judge", routing.route_after_judge)
+    builder.add_conditional_edges("replan", routing.route_after_replan)
+    builder.add_conditional_edges("human_review", routing.route_after_human_review)
+    builder.add_edge("summarize", END)
+
+    compiled = builder.compile(
+        checkpointer=checkpointer, interrupt_before=["human_review"], name=name
+    )
+    # compile() always builds a CompiledStateGraph; PhaseGraph adds methods only, no state, so
+    # re-classing the instance is safe (and Pregel.copy keeps the class from then on).
+    compiled.__class__ = PhaseGraph
+    return compiled.with_config(recursion_limit=RECURSION_LIMIT)  # type: ignore[return-value]

@@ -1,0 +1,62 @@
+"""`human_review`: apply the person's answer to the pending review (SPEC section 6).
+
+The graph is compiled with ``interrupt_before=["human_review"]``: the run pauses before this
+node with ``pending_review`` in the state. The answer arrives as ``human_feedback`` (written by
+the `resume` helper, ``update_state(..., as_node=...)`` or Studio's state editor). Feedback that
+does not fit keeps the review pending with the error attached; the router then comes back here,
+which pauses the run again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from phasegraph.context import Context
+from phasegraph.errors import FeedbackError, ThreadStateError
+from phasegraph.nodes._common import context_of
+from phasegraph.progress import emit
+from phasegraph.review import parse_feedback
+from phasegraph.state import State
+from phasegraph.state.schemas import Answer, Edit, Modify, Reject
+
+
+def human_review(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Turn the person's decision into state: approved, edited, replanned, answered, stopped."""
+    pending = state.get("pending_review")
+    if not pending:
+        raise ThreadStateError("human_review ran with no pending review")
+    context = context_of(runtime)
+    try:
+        feedback = parse_feedback(pending, state.get("human_feedback"), state, context)
+    except FeedbackError as exc:
+        emit(runtime, "awaiting_review", kind=pending["kind"], error=str(exc))
+        return {"pending_review": {**pending, "error": str(exc)}, "human_feedback": None}
+
+    kind, stage = pending["kind"], pending.get("stage", "")
+    update: dict[str, Any] = {
+        "pending_review": None,
+        "human_feedback": None,
+        "status": "running",
+        "last_review": {"kind": kind, "action": feedback.action, "stage": stage},
+    }
+    if isinstance(feedback, Reject):
+        update["last_review"]["reason"] = feedback.reason
+        update["stop_reason"] = "rejected"
+    elif isinstance(feedback, Edit):
+        # The person's phases replace what was proposed: the whole plan before any work,
+        # the remaining part after a replan.
+        index = state.get("phase_index", 0)
+        update["phases"] = state["phases"][:index] + [p.model_dump() for p in feedback.phases]
+        update["phase_round"] = 0
+    elif isinstance(feedback, Modify):
+        update["review_feedback"] = feedback.feedback
+        update["replan_reason"] = "the person asked for changes to the proposed plan"
+    elif isinstance(feedback, Answer):
+        question = "\n".join(pending.get("questions", []))
+        update["clarifications"] = [{"question": question, "answer": feedback.answer}]
+        if stage != "analyse":
+            update["replan_reason"] = f"the person answered a question: {feedback.answer}"
+    emit(runtime, "review_answered", kind=kind, action=feedback.action)
+    return update

@@ -1,0 +1,164 @@
+"""`judge`: the round's results against the phase goal (one step per attempt).
+
+Facts come from code, not from the model (SPEC section 1): a task whose execution did not
+succeed is never ``done``, ``phase_completed`` implies ``end_phase``, and whether the phase ended
+(completed, end_phase or the round limit) is decided here and written as ``phase_ended_by``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from phasegraph import prompts
+from phasegraph.context import Context
+from phasegraph.nodes._common import (
+    Deps,
+    context_of,
+    current_phase,
+    dump,
+    limits_of,
+    person_available,
+    retries_within_budget,
+    round_limit,
+    stage_failure,
+)
+from phasegraph.progress import emit
+from phasegraph.state import Judgement, PhaseOutcome, RoundRecord, State, TaskResult
+from phasegraph.structured import call_structured
+from phasegraph.tools.base import truncate
+
+PROMPT_OUTPUT_CHARS = 2000
+
+
+def normalise(judgement: Judgement, results: list[TaskResult]) -> dict[str, Any]:
+    """The judgement with the facts of execution imposed on it."""
+    given = {e.task_id: e for e in judgement.task_evaluation}
+    evaluations = []
+    for result in results:
+        evaluation = given.get(result["task_id"])
+        status = evaluation.status if evaluation else ("done" if result["status"] == "ok" else "failed")
+        quality = evaluation.quality if evaluation else 0
+        if result["status"] != "ok":
+            status, quality = "failed", 0
+        evaluations.append({
+            "task_id": result["task_id"],
+            "status": status,
+            "quality": quality,
+            "comment": evaluation.comment if evaluation else "",
+        })
+    data = judgement.model_dump()
+    data["task_evaluation"] = evaluations
+    if judgement.phase_completed:
+        data["next_action"] = "end_phase"
+    return data
+
+
+def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
+    """Ask `judge_tasks` about the round, impose the facts, and close the phase if it ended."""
+    context = context_of(runtime)
+    limits = limits_of(state)
+    phase = current_phase(state)
+    round_no = state["phase_round"]
+    limit = round_limit(phase, limits)
+    results = state.get("results", [])
+    previous = state.get("judgement")
+    shown = [
+        {**r, "output": f"<tool-output>{truncate(r['output'], PROMPT_OUTPUT_CHARS)}</tool-output>"}
+        for r in results
+    ]
+    messages = [
+        SystemMessage(prompts.JUDGE_SYSTEM),
+        HumanMessage(
+            prompts.JUDGE_USER.format(
+                phase_goal=phase["goal"],
+                phase_name=phase["name"],
+                phase_id=phase["id"],
+                round=round_no,
+                round_limit=limit,
+                previous=(
+                    f"Previous judgement: {previous.get('user_summary')} "
+                    f"(completion {previous.get('phase_completion_rate')})\n"
+                    if previous and previous.get("phase_id") == phase["id"]
+                    else ""
+                ),
+                results=dump(shown),
+            )
+        ),
+    ]
+    call = call_structured(
+        deps.chat_model(runtime),
+        "judge_tasks",
+        Judgement,
+        messages,
+        retries=retries_within_budget(state, context.max_parse_retries),
+    )
+    update: dict[str, Any] = call.counters(counted=True)
+    if call.value is None:
+        emit(runtime, "stage_failed", node="judge", reason=call.failure)
+        return update | stage_failure("judge", call, state)
+    judgement = normalise(call.value, results)
+    judgement |= {"phase_id": phase["id"], "round": round_no, "phase_ended_by": None}
+    spent = state.get("step_count", 0) + call.attempts >= limits["max_steps"]
+
+    asks = judgement["next_action"] == "ask_user"
+    if asks and person_available(limits) and not spent:
+        update["pending_review"] = {
+            "kind": "clarification",
+            "stage": "judge",
+            "questions": [judgement["question"]],
+        }
+        update["status"] = "awaiting_review"
+        emit(runtime, "awaiting_review", kind="clarification")
+    elif asks:
+        # Nobody to ask: the question becomes the reason for a new plan.
+        judgement["next_action"] = "replan"
+        update["replan_reason"] = f"the judge would have asked: {judgement['question']}"
+    elif judgement["next_action"] == "replan":
+        update["replan_reason"] = judgement.get("failed_reason") or "the judge asked for a new plan"
+
+    ended_by = None
+    if "pending_review" not in update:
+        if judgement["phase_completed"]:
+            ended_by = "completed"
+        elif judgement["next_action"] == "end_phase":
+            ended_by = "end_phase"
+        elif round_no >= limit:
+            ended_by = "round_limit"
+        elif (
+            judgement["next_action"] == "replan"
+            and state.get("replan_count", 0) >= limits["max_replans"]
+        ):
+            ended_by = "replan_cap"
+    judgement["phase_ended_by"] = ended_by
+
+    record: RoundRecord = {
+        "phase_id": phase["id"],
+        "round": round_no,
+        "tasks": (state.get("current_plan") or {}).get("tasks", []),
+        "results": results,
+        "judgement": judgement,
+    }
+    update |= {"judgement": judgement, "rounds": [record]}
+    emit(runtime, "judged", phase_id=phase["id"], round=round_no,
+         completion_rate=judgement["phase_completion_rate"], next_action=judgement["next_action"])
+    if ended_by:
+        outcome: PhaseOutcome = {
+            "phase_id": phase["id"],
+            "name": phase["name"],
+            "completed": bool(judgement["phase_completed"]),
+            "ended_by": ended_by,
+            "completion_rate": float(judgement["phase_completion_rate"]),
+            "rounds": round_no,
+            "summary": judgement["user_summary"],
+        }
+        update |= {
+            "phase_outcomes": [outcome],
+            "phase_index": state["phase_index"] + 1,
+            "phase_round": 0,
+            "replan_reason": None,
+        }
+        emit(runtime, "phase_ended", phase_id=phase["id"], ended_by=ended_by)
+    return update

@@ -1,0 +1,94 @@
+"""`replan`: new remaining phases, or the work is done (one step per attempt)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from phasegraph import prompts
+from phasegraph.context import Context
+from phasegraph.nodes._common import (
+    Deps,
+    budget_spent,
+    context_of,
+    dump,
+    limits_of,
+    replan_review_on,
+    retries_within_budget,
+    stage_failure,
+)
+from phasegraph.progress import emit
+from phasegraph.state import Replan, State
+from phasegraph.structured import call_structured
+
+
+def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
+    """Ask `replanner` to replace the phases from the current one on, or to finish."""
+    if budget_spent(state):  # routers check first; this keeps the node safe on its own
+        return {"stop_reason": "budget"}
+    context = context_of(runtime)
+    index = state["phase_index"]
+    done_phases = state["phases"][:index]
+    judgement = state.get("judgement") or {}
+    reason = (
+        state.get("replan_reason")
+        or state.get("reflection_note")
+        or judgement.get("failed_reason")
+        or "the current plan no longer fits"
+    )
+    feedback = state.get("review_feedback")
+    note = state.get("reflection_note")
+    messages = [
+        SystemMessage(prompts.REPLAN_SYSTEM.format(max_phases=context.max_phases)),
+        HumanMessage(
+            prompts.REPLAN_USER.format(
+                structured_request=dump(state["structured_request"]),
+                finished=dump(state.get("phase_outcomes", [])) or "-",
+                remaining=dump(state["phases"][index:]),
+                judgement=judgement.get("user_summary", "-"),
+                reason=reason,
+                feedback=prompts.REPLAN_FEEDBACK.format(feedback=feedback) if feedback else "",
+                reflection=prompts.REFLECTION.format(note=note) if note else "",
+            )
+        ),
+    ]
+    call = call_structured(
+        deps.chat_model(runtime),
+        "replanner",
+        Replan,
+        messages,
+        retries=retries_within_budget(state, context.max_parse_retries),
+        validation_context={
+            "max_phases": context.max_phases,
+            "done_phase_ids": [p["id"] for p in done_phases],
+        },
+    )
+    update: dict[str, Any] = call.counters(counted=True)
+    update["replan_count"] = state.get("replan_count", 0) + 1
+    if call.value is None:
+        emit(runtime, "stage_failed", node="replan", reason=call.failure)
+        return update | stage_failure("replan", call, state)
+    update |= {"replan_reason": None, "review_feedback": None}
+    if call.value.status == "done":
+        emit(runtime, "replanned", status="done")
+        return update | {"final_response": call.value.response, "stop_reason": "done"}
+    phases = [p.model_dump() for p in call.value.phases]
+    update |= {
+        "phases": done_phases + phases,
+        "phase_round": 0,
+        "current_plan": None,
+    }
+    emit(runtime, "replanned", status="replanned",
+         phases=[{"id": p["id"], "name": p["name"]} for p in phases])
+    if replan_review_on(limits_of(state)):
+        update["pending_review"] = {
+            "kind": "replan_review",
+            "stage": "replan",
+            "phases": phases,
+            "reason": reason,
+        }
+        update["status"] = "awaiting_review"
+        emit(runtime, "awaiting_review", kind="replan_review")
+    return update

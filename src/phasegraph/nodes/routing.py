@@ -1,0 +1,112 @@
+"""The conditional edges of SPEC section 2, as pure functions of the state.
+
+Every router first sends a run that has a stop reason (an error, a failed stage, a rejection, a
+replan that declared the work done) to ``summarize``: a run always ends there. The budget is
+checked before every ``plan`` and ``replan`` (SPEC section 3): once spent, the run summarizes.
+LangGraph's own super-step limit is watched too, so a run never ends in ``GraphRecursionError``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from phasegraph.nodes._common import budget_spent
+from phasegraph.state import State
+
+# Super-steps kept in reserve so the run can still reach summarize before LangGraph's limit.
+RECURSION_RESERVE = 3
+
+
+def _must_stop(state: State) -> bool:
+    """A stop reason is set, or LangGraph's recursion limit is near."""
+    if state.get("stop_reason"):
+        return True
+    return state.get("remaining_steps", RECURSION_RESERVE + 1) <= RECURSION_RESERVE
+
+
+def _plan_or_summarize(state: State) -> Literal["plan", "summarize"]:
+    """The budget check before every plan."""
+    return "summarize" if budget_spent(state) else "plan"
+
+
+def _replan_or_summarize(state: State) -> Literal["replan", "summarize"]:
+    """The budget check before every replan."""
+    return "summarize" if budget_spent(state) else "replan"
+
+
+def route_after_analyse(state: State) -> Literal["human_review", "phase_plan", "summarize"]:
+    """Clarification needed (and a person to ask) -> human_review; else phase_plan."""
+    if _must_stop(state):
+        return "summarize"
+    if state.get("pending_review"):
+        return "human_review"
+    return "summarize" if budget_spent(state) else "phase_plan"
+
+
+def route_after_phase_plan(state: State) -> Literal["human_review", "plan", "summarize"]:
+    """Plan review on -> human_review; else plan."""
+    if _must_stop(state):
+        return "summarize"
+    if state.get("pending_review"):
+        return "human_review"
+    return _plan_or_summarize(state)
+
+
+def route_after_plan(state: State) -> Literal["execute", "summarize"]:
+    """A round was planned -> execute."""
+    return "summarize" if _must_stop(state) else "execute"
+
+
+def route_after_judge(state: State) -> Literal["summarize", "human_review", "plan", "replan"]:
+    """SPEC section 2, after judge: the first rule that holds wins."""
+    if _must_stop(state):
+        return "summarize"
+    # 1. the step budget is spent
+    if budget_spent(state):
+        return "summarize"
+    # 2. the judge asked the person (the judge only asks when someone can answer)
+    if state.get("pending_review"):
+        return "human_review"
+    judgement = state.get("judgement") or {}
+    # 3. and 4. the phase ended (completed, end_phase, round limit): next phase or the end
+    if judgement.get("phase_ended_by"):
+        if state["phase_index"] >= len(state["phases"]):
+            return "summarize"
+        return "plan"
+    # 5. a reflection trigger fired, or the judge asked for a new plan
+    if state.get("reflection_note") or judgement.get("next_action") == "replan":
+        return "replan"
+    # 6. continue_phase, retry_failed
+    return "plan"
+
+
+def route_after_replan(state: State) -> Literal["summarize", "human_review", "plan"]:
+    """Done -> summarize; replan review on -> human_review; else plan."""
+    if _must_stop(state):
+        return "summarize"
+    if state.get("pending_review"):
+        return "human_review"
+    return _plan_or_summarize(state)
+
+
+def route_after_human_review(
+    state: State,
+) -> Literal["human_review", "analyse", "plan", "replan", "execute", "summarize"]:
+    """Where the person's answer leads (SPEC section 6).
+
+    Feedback that did not fit leaves the review pending: back to human_review, which pauses again.
+    """
+    if state.get("pending_review"):
+        return "human_review"
+    if _must_stop(state):
+        return "summarize"
+    review = state.get("last_review") or {}
+    kind, action = review.get("kind"), review.get("action")
+    if kind == "clarification":
+        # Before any plan the answer goes back to analyse; during the work, to replan.
+        return "analyse" if review.get("stage") == "analyse" else _replan_or_summarize(state)
+    if kind == "tool_permission":
+        return "execute"
+    if action == "modify":
+        return _replan_or_summarize(state)
+    return _plan_or_summarize(state)

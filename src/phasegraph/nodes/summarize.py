@@ -1,0 +1,205 @@
+"""`summarize`: the written summary that ends every run (not counted in the step budget).
+
+It always runs, whatever stopped the run. The summary comes from the `summarizer` function; if
+that fails, from a plain-text answer of the model; if that fails too, it is written by code from
+the state. Whichever wrote it, the facts (status, stop reason, counts) are appended by code.
+This node never raises.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from phasegraph import prompts
+from phasegraph.context import Context
+from phasegraph.errors import redact
+from phasegraph.nodes._common import Deps, bullet_list, context_of, dump
+from phasegraph.progress import emit
+from phasegraph.state import RunStatus, State, StopReason, Summary
+from phasegraph.structured import call_structured
+
+STATUS_BY_STOP: dict[str, RunStatus] = {
+    "done": "completed",
+    "budget": "budget_exhausted",
+    "rejected": "rejected",
+    "error": "failed",
+    "stage_failed": "failed",
+    "recursion_limit": "failed",
+}
+
+RECENT_ROUNDS = 4
+
+
+def stop_reason_of(state: State) -> StopReason:
+    """Why the run stopped, from facts: a recorded reason, else all phases done or budget."""
+    recorded = state.get("stop_reason")
+    if recorded:
+        return recorded
+    phases = state.get("phases") or []
+    if phases and state.get("phase_index", 0) >= len(phases):
+        return "done"
+    limits = state.get("limits")
+    if limits and state.get("step_count", 0) >= limits["max_steps"]:
+        return "budget"
+    return "recursion_limit"
+
+
+def explain_stop(state: State, reason: StopReason) -> str:
+    """The stop reason as a sentence for a person."""
+    error = state.get("error")
+    limits = state.get("limits")
+    review = state.get("last_review") or {}
+    match reason:
+        case "done":
+            return "the work finished: every phase ran, or a replan declared it done"
+        case "budget":
+            spent = state.get("step_count", 0)
+            budget = limits["max_steps"] if limits else "?"
+            return f"the step budget was spent ({spent} of {budget} steps)"
+        case "rejected":
+            return f"the person rejected the plan: {review.get('reason', 'no reason given')}"
+        case "recursion_limit":
+            return "LangGraph's super-step limit for one invocation was nearly reached"
+        case _:
+            if error:
+                return f"{error['type']} in {error['node']}: {error['message']}"
+            return "an error stopped the run"
+
+
+def statistics(state: State) -> dict[str, Any]:
+    """Counts of the run, computed from the state."""
+    rounds = state.get("rounds", [])
+    limits = state.get("limits")
+    return {
+        "phases_planned": len(state.get("phases") or []),
+        "phases_finished": len(state.get("phase_outcomes", [])),
+        "rounds": len(rounds),
+        "tasks": sum(len(r["results"]) for r in rounds),
+        "tasks_ok": sum(1 for r in rounds for t in r["results"] if t["status"] == "ok"),
+        "steps": state.get("step_count", 0),
+        "max_steps": limits["max_steps"] if limits else None,
+        "llm_calls": state.get("llm_calls", 0),
+        "prompt_tokens": state.get("prompt_tokens", 0),
+        "completion_tokens": state.get("completion_tokens", 0),
+        "replans": state.get("replan_count", 0),
+        "parse_failures": state.get("parse_failures", 0),
+    }
+
+
+def _phase_lines(state: State) -> tuple[list[str], list[str]]:
+    done = [
+        f"{o['name']} ({o['phase_id']}): "
+        f"{'completed' if o['completed'] else 'ended incomplete, ' + o['ended_by']}"
+        f" after {o['rounds']} round(s) - {o['summary']}"
+        for o in state.get("phase_outcomes", [])
+    ]
+    phases = state.get("phases") or []
+    todo = [f"{p['name']} ({p['id']}): {p['goal']}" for p in phases[state.get("phase_index", 0):]]
+    return done, todo
+
+
+def code_summary(state: State, reason: StopReason) -> str:
+    """A summary written from the state alone, for when the model cannot write one."""
+    request = state.get("structured_request") or {}
+    goal = request.get("core_goal") or state.get("request", "(no request)")
+    done, todo = _phase_lines(state)
+    response = state.get("final_response")
+    next_steps = (
+        ["Resume the thread with a larger step budget to finish the remaining phases."]
+        if reason == "budget"
+        else ["Fix the cause named above and run the request again."]
+        if STATUS_BY_STOP[reason] == "failed"
+        else ["Review the results above."]
+    )
+    parts = [
+        "# Summary",
+        f"**Goal:** {goal}",
+        f"**Why the run stopped:** {explain_stop(state, reason)}.",
+        "## Completed",
+        bullet_list(done),
+        "## Not completed",
+        bullet_list(todo),
+    ]
+    if response:
+        parts += ["## Answer", response]
+    parts += ["## Next steps", bullet_list(next_steps)]
+    return "\n\n".join(parts)
+
+
+def facts_footer(state: State, status: RunStatus, reason: StopReason) -> str:
+    """The facts line every summary ends with, written by code."""
+    stats = statistics(state)
+    return (
+        f"\n\n---\n*Status: {status} ({explain_stop(state, reason)}). "
+        f"Phases {stats['phases_finished']}/{stats['phases_planned']}, rounds {stats['rounds']}, "
+        f"tasks {stats['tasks_ok']}/{stats['tasks']} ok, steps {stats['steps']}"
+        f"/{stats['max_steps']}, LLM calls {stats['llm_calls']}.*"
+    )
+
+
+def _model_summary(
+    state: State, runtime: Runtime[Context], deps: Deps, reason: StopReason
+) -> tuple[dict[str, Any] | None, str, dict[str, int]]:
+    """Ask the model: the summarizer function first, then plain text. (summary, source, costs)."""
+    context = context_of(runtime)
+    request = state.get("structured_request") or {}
+    done, todo = _phase_lines(state)
+    recent = [
+        f"{r['phase_id']} round {r['round']}: {r['judgement'].get('user_summary', '')}"
+        for r in state.get("rounds", [])[-RECENT_ROUNDS:]
+    ]
+    response = state.get("final_response")
+    user = prompts.SUMMARIZE_USER.format(
+        goal=request.get("core_goal") or "(the request could not be analysed)",
+        stop=explain_stop(state, reason),
+        phases="Finished:\n" + bullet_list(done) + "\nNot finished:\n" + bullet_list(todo),
+        rounds=bullet_list(recent),
+        response=f"\nAnswer given when the work was declared done: {response}\n" if response else "",
+        stats=dump(statistics(state)),
+    )
+    messages = [SystemMessage(prompts.SUMMARIZE_SYSTEM), HumanMessage(user)]
+    model = deps.chat_model(runtime)
+    call = call_structured(model, "summarizer", Summary, messages,
+                           retries=context.max_parse_retries)
+    costs = call.counters(counted=False)
+    if call.value is not None:
+        return call.value.model_dump(), "summarizer", costs
+    reply = model.invoke([SystemMessage(prompts.SUMMARY_TEXT_FALLBACK), HumanMessage(user)])
+    costs["llm_calls"] += 1
+    text = reply.text.strip() if hasattr(reply, "text") else str(reply.content).strip()
+    if text:
+        return {"final_summary": text}, "plain_text", costs
+    return None, "", costs
+
+
+def summarize(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
+    """Write the final summary and the run's final status."""
+    reason = stop_reason_of(state)
+    status = STATUS_BY_STOP[reason]
+    update: dict[str, Any] = {"stop_reason": reason, "status": status, "pending_review": None}
+    summary: dict[str, Any] | None = None
+    source, model_error = "code", None
+    try:
+        summary, source, costs = _model_summary(state, runtime, deps, reason)
+        update |= {k: v for k, v in costs.items() if k != "step_count"}
+    except Exception as exc:  # the summary must come; the model's failure is only noted
+        model_error = redact(f"{type(exc).__name__}: {exc}")
+    if summary is None:
+        try:
+            summary = {"final_summary": code_summary(state, reason)}
+        except Exception as exc:  # a state too damaged to describe still gets its facts
+            summary = {"final_summary": f"# Summary\n\nThe run stopped: {reason}."}
+            model_error = redact(f"{type(exc).__name__}: {exc}")
+        source = "code"
+    summary |= {"source": source, "model_error": model_error}
+    try:
+        footer = facts_footer(state, status, reason)
+    except Exception:
+        footer = f"\n\n---\n*Status: {status}.*"
+    update["summary"] = summary
+    update["final_summary"] = summary["final_summary"] + footer
+    emit(runtime, "summary_ready", status=status, source=source)
+    return update

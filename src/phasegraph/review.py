@@ -1,0 +1,100 @@
+"""Answering a paused run: checking feedback against the pending review, and resuming a thread.
+
+SPEC section 6 names the pitfalls this module exists to avoid: a static breakpoint leaves no
+``__interrupt__`` in the result (we read ``get_state().next``); ``update_state`` without
+``as_node`` re-runs the previous router (we send the answer as ``Command(update=...)``, which
+LangGraph applies at the breakpoint and then runs ``human_review``); and new input sent to a
+paused thread would drop the review (the compiled graph refuses it, see ``graph.builder``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
+from pydantic import TypeAdapter, ValidationError
+
+from phasegraph.context import Context
+from phasegraph.errors import FeedbackError, ThreadStateError
+from phasegraph.state.schemas import ACTIONS_BY_KIND, Feedback
+from phasegraph.structured import describe_validation_error
+
+if TYPE_CHECKING:
+    from phasegraph.graph.builder import PhaseGraph
+
+_FEEDBACK: TypeAdapter[Any] = TypeAdapter(Feedback)
+
+
+def parse_feedback(
+    pending: Mapping[str, Any],
+    feedback: Any,
+    state: Mapping[str, Any],
+    context: Context,
+) -> Any:
+    """Validate ``feedback`` against the pending review; raise `FeedbackError` if it does not fit."""
+    kind = pending.get("kind", "")
+    actions = ACTIONS_BY_KIND.get(kind, ())
+    expected = f"a {kind} takes action " + " / ".join(actions)
+    if not isinstance(feedback, Mapping):
+        raise FeedbackError(f"no answer given: {expected}")
+    action = feedback.get("action")
+    if action not in actions:
+        raise FeedbackError(f"{expected}; got {action!r}")
+    done_ids = [p["id"] for p in state.get("phases", [])[: state.get("phase_index", 0)]]
+    try:
+        return _FEEDBACK.validate_python(
+            dict(feedback),
+            context={"max_phases": context.max_phases, "done_phase_ids": done_ids},
+        )
+    except ValidationError as exc:
+        raise FeedbackError(f"{action} does not fit: {describe_validation_error(exc)}") from None
+
+
+def thread_id_of(config: RunnableConfig) -> str:
+    """The thread id of a config; a config without one cannot be resumed."""
+    thread_id = (config.get("configurable") or {}).get("thread_id")
+    if not thread_id:
+        raise ThreadStateError('config has no thread id: {"configurable": {"thread_id": ...}}')
+    return str(thread_id)
+
+
+def resume(
+    graph: PhaseGraph,
+    config: RunnableConfig,
+    feedback: Mapping[str, Any] | None = None,
+    *,
+    context: Context | dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Continue a thread: answer its pending review, or go on after an error or a crash.
+
+    ``feedback`` is one of ``{"action": "approve"}``, ``{"action": "reject", "reason": ...}``,
+    ``{"action": "edit", "phases": [...]}``, ``{"action": "modify", "feedback": ...}``,
+    ``{"action": "answer", "answer": ...}``, ``{"action": "allow"}`` or ``{"action": "deny"}``.
+    Feedback that does not fit the pending review raises `FeedbackError` and changes nothing.
+    The thread is leased for the whole call, so the check and the run cannot be interleaved
+    with another runner's.
+    """
+    thread_id = thread_id_of(config)
+    settings = Context.coerce(context)
+    with graph.lease(config):
+        snapshot = graph.get_state(config)
+        values = snapshot.values or {}
+        if not values:
+            raise ThreadStateError(f"unknown thread {thread_id!r}")
+        if not snapshot.next:
+            raise ThreadStateError(
+                f"thread {thread_id!r} has ended (status {values.get('status')}); nothing to resume"
+            )
+        payload: Command[Any] | None = None
+        if "human_review" in snapshot.next:
+            pending = values.get("pending_review") or {}
+            answer = parse_feedback(pending, feedback, values, settings)
+            payload = Command(update={"human_feedback": answer.model_dump()})
+        elif feedback is not None:
+            raise FeedbackError(
+                f"thread {thread_id!r} is not waiting for a review; resume it without feedback"
+            )
+        result: dict[str, Any] = graph.invoke(payload, config, context=settings)
+        return result

@@ -1,0 +1,51 @@
+"""Typed state of a run and the pydantic schemas of every stage's result."""
+
+from phasegraph.state.schemas import (
+    ACTIONS_BY_KIND,
+    Feedback,
+    Judgement,
+    Phase,
+    PhasePlan,
+    Replan,
+    RoundPlan,
+    StructuredRequest,
+    Summary,
+    Task,
+)
+from phasegraph.state.state import (
+    InputState,
+    Limits,
+    PhaseOutcome,
+    Reflection,
+    RoundRecord,
+    RunError,
+    RunStatus,
+    State,
+    StopReason,
+    TaskResult,
+    ToolViolation,
+)
+
+__all__ = [
+    "ACTIONS_BY_KIND",
+    "Feedback",
+    "InputState",
+    "Judgement",
+    "Limits",
+    "Phase",
+    "PhaseOutcome",
+    "PhasePlan",
+    "Reflection",
+    "Replan",
+    "RoundPlan",
+    "RoundRecord",
+    "RunError",
+    "RunStatus",
+    "State",
+    "StopReason",
+    "StructuredRequest",
+    "Summary",
+    "Task",
+    "TaskResult",
+    "ToolViolation",
+]

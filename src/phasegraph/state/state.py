@@ -1,0 +1,206 @@
+"""The typed state of a phasegraph run.
+
+Everything in the state is plain JSON-like data (dicts, lists, strings, numbers) so that it
+round-trips through any checkpointer with ``LANGGRAPH_STRICT_MSGPACK=true``, through the LangGraph
+server and Studio's state editor alike. Stage results are stored as the ``model_dump()`` of their
+pydantic schema (see ``schemas.py``); records made by code have TypedDicts here.
+
+Counters that several writers may bump in one step use an ``operator.add`` reducer, so nodes
+return what they spent, not a new total.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, Literal, TypedDict
+
+from langgraph.managed import RemainingSteps
+
+RunStatus = Literal[
+    "running", "awaiting_review", "completed", "budget_exhausted", "rejected", "failed"
+]
+
+StopReason = Literal["done", "budget", "rejected", "error", "stage_failed", "recursion_limit"]
+
+TaskOutcome = Literal["ok", "failed", "timeout", "refused", "skipped", "interrupted"]
+
+
+class Limits(TypedDict):
+    """The run's contract, fixed when the run starts so a resume cannot widen it (SPEC 8)."""
+
+    max_steps: int
+    """Step budget of the whole run (SPEC section 3)."""
+    review: str
+    """Which reviews pause the run: none, plan, plan+replan or all."""
+    max_replans: int
+    """Cap on replans; past it a trigger asks the person or ends the phase."""
+    extra_rounds_per_phase: int
+    """A phase may run estimated_rounds plus this many rounds."""
+
+
+class TaskResult(TypedDict):
+    """The outcome of one planned task, written by `execute`."""
+
+    task_id: str
+    """Id of the task in its round plan."""
+    tool: str
+    """Tool the task named."""
+    arguments: dict[str, Any]
+    """Arguments the task gave the tool."""
+    status: TaskOutcome
+    """What happened: ok, failed, timeout, refused, skipped or interrupted."""
+    output: str
+    """Tool output or error text, truncated with a marker."""
+    duration_s: float
+    """Wall time of the execution, 0 when it did not run."""
+
+
+class RoundRecord(TypedDict):
+    """One finished round: its plan, its results and the judge's view."""
+
+    phase_id: str
+    """Phase the round belonged to."""
+    round: int
+    """1-based number of the round within its phase."""
+    tasks: list[dict[str, Any]]
+    """The round's planned tasks (dumped `Task`s)."""
+    results: list[TaskResult]
+    """One result per task."""
+    judgement: dict[str, Any]
+    """The normalised `Judgement`."""
+
+
+class PhaseOutcome(TypedDict):
+    """How a phase ended."""
+
+    phase_id: str
+    """Id of the phase."""
+    name: str
+    """Name of the phase."""
+    completed: bool
+    """Whether the judge declared the goal met."""
+    ended_by: str
+    """completed, end_phase, round_limit, replan_cap or consecutive_failures."""
+    completion_rate: float
+    """Last phase_completion_rate the judge gave."""
+    rounds: int
+    """Rounds the phase ran."""
+    summary: str
+    """The judge's last user_summary for the phase."""
+
+
+class Reflection(TypedDict):
+    """A reflection trigger that fired (SPEC section 4)."""
+
+    trigger: str
+    """Name of the trigger."""
+    phase_id: str
+    """Phase in which it fired."""
+    round: int
+    """Round after which it fired."""
+    reason: str
+    """Why it fired, with the guidance given to the next prompts."""
+
+
+class ToolViolation(TypedDict):
+    """A task refused by the tool constraints (SPEC section 5)."""
+
+    tool: str
+    """The tool the task named."""
+    phase_id: str
+    """Phase of the task."""
+    task_id: str
+    """Id of the task."""
+    reason: str
+    """Why it was refused."""
+
+
+class RunError(TypedDict):
+    """An exception raised inside a node; the run then goes to `summarize` (SPEC section 2)."""
+
+    node: str
+    """Node that raised."""
+    type: str
+    """Exception class name."""
+    message: str
+    """Exception message, secrets never included."""
+
+
+class InputState(TypedDict):
+    """What a caller gives to start a run."""
+
+    request: str
+    """The raw request; only `analyse` reads it (SPEC section 7)."""
+
+
+class State(TypedDict, total=False):
+    """The whole state of one run (one thread)."""
+
+    request: str
+    """The raw request; only `analyse` reads it (SPEC section 7)."""
+    limits: Limits
+    """The run's limits, fixed at its start."""
+    status: RunStatus
+    """Where the run stands."""
+    stop_reason: StopReason | None
+    """Why the run stopped (set when it goes to summarize)."""
+    error: RunError | None
+    """The exception that stopped the run, if one did."""
+    structured_request: dict[str, Any] | None
+    """The dumped `StructuredRequest`."""
+    clarifications: Annotated[list[dict[str, str]], operator.add]
+    """Questions asked of the person and their answers, in order."""
+    phases: list[dict[str, Any]]
+    """The phase list (dumped `Phase`s); replans replace the part from `phase_index` on."""
+    execution_strategy: str
+    """How the phases fit together, from the phase plan."""
+    phase_index: int
+    """Index of the current phase in `phases`; equal to its length once all are done."""
+    phase_round: int
+    """Rounds planned so far in the current phase."""
+    current_plan: dict[str, Any] | None
+    """The dumped `RoundPlan` of the round in progress."""
+    results: list[TaskResult]
+    """Results of the round in progress."""
+    judgement: dict[str, Any] | None
+    """The latest normalised `Judgement`."""
+    rounds: Annotated[list[RoundRecord], operator.add]
+    """Every finished round."""
+    phase_outcomes: Annotated[list[PhaseOutcome], operator.add]
+    """How each finished phase ended."""
+    step_count: Annotated[int, operator.add]
+    """Steps spent against `limits.max_steps` (SPEC section 3)."""
+    llm_calls: Annotated[int, operator.add]
+    """Model calls made, every stage and attempt included."""
+    prompt_tokens: Annotated[int, operator.add]
+    """Prompt tokens the model reported."""
+    completion_tokens: Annotated[int, operator.add]
+    """Completion tokens the model reported."""
+    parse_failures: Annotated[int, operator.add]
+    """Structured results that failed validation or never came."""
+    replan_count: int
+    """Replans done so far."""
+    replan_reason: str | None
+    """Why the next replan happens."""
+    reflection_note: str | None
+    """Guidance from the last reflection, carried by the next replan and plan prompts."""
+    reflections: Annotated[list[Reflection], operator.add]
+    """Every reflection trigger that fired."""
+    tool_violations: Annotated[list[ToolViolation], operator.add]
+    """Every task refused by the tool constraints."""
+    pending_review: dict[str, Any] | None
+    """What the person is asked while the run is paused (kind and payload), else None."""
+    human_feedback: dict[str, Any] | None
+    """The person's answer to `pending_review`, written on resume."""
+    last_review: dict[str, str] | None
+    """The review just answered: kind, action and the stage that asked."""
+    review_feedback: str | None
+    """A person's modify text, for the next replan."""
+    final_response: str | None
+    """The answer a replan gave when it declared the work done."""
+    final_summary: str | None
+    """The written summary in Markdown; present whenever the run ended."""
+    summary: dict[str, Any] | None
+    """The dumped `Summary` (highlights, unfinished, next steps), and how it was made."""
+    remaining_steps: RemainingSteps
+    """Super-steps LangGraph has left in this invocation; routers stop before the limit."""

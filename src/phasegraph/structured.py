@@ -1,0 +1,171 @@
+"""One structured result per stage: a forced function call, validated, repaired when invalid.
+
+SPEC section 1: each LLM stage asks for one named function; the arguments are validated with the
+stage's pydantic schema; an invalid result (bad JSON, prose, a missing field, an out-of-range value,
+an unknown tool) is sent back with the validation error, at most ``max_parse_retries`` times. A
+call that yields nothing (``None``) is a failed attempt like any other, never a value passed on.
+Several OpenAI-compatible servers ignore a named ``tool_choice``, so a JSON object in the message
+text is accepted too, after the same validation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel, ValidationError
+
+from phasegraph import prompts
+
+M = TypeVar("M", bound=BaseModel)
+
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+@dataclass
+class StageCall(Generic[M]):
+    """The outcome of one stage's structured call, with what it cost."""
+
+    value: M | None = None
+    attempts: int = 0
+    errors: list[str] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def counters(self, *, counted: bool) -> dict[str, int]:
+        """State deltas of this call; ``counted`` stages spend one step per attempt (SPEC 3)."""
+        failed = self.attempts - (1 if self.value is not None else 0)
+        return {
+            "step_count": self.attempts if counted else 0,
+            "llm_calls": self.attempts,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "parse_failures": failed,
+        }
+
+    @property
+    def failure(self) -> str:
+        """Why the stage produced no result, for the summary."""
+        last = self.errors[-1] if self.errors else "no result"
+        return f"no valid result after {self.attempts} attempt(s); last error: {last}"
+
+
+def function_spec(name: str, schema: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAI-style function definition of a stage: its name and its schema's parameters."""
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": (schema.__doc__ or name).strip().splitlines()[0],
+            "parameters": schema.model_json_schema(),
+        },
+    }
+
+
+def call_structured(
+    model: BaseChatModel,
+    name: str,
+    schema: type[M],
+    messages: Sequence[BaseMessage],
+    *,
+    retries: int,
+    validation_context: Mapping[str, Any] | None = None,
+) -> StageCall[M]:
+    """Ask ``model`` for one call of function ``name`` and validate it with ``schema``."""
+    spec = function_spec(name, schema)
+    bound: Runnable[LanguageModelInput, BaseMessage]
+    base = list(messages)
+    try:
+        bound = model.bind_tools([spec], tool_choice=name)
+    except NotImplementedError:
+        # A model without function calling gets the schema in the prompt and answers in JSON.
+        bound = model
+        schema_text = json.dumps(spec["function"]["parameters"])
+        base.append(HumanMessage(prompts.JSON_MODE.format(name=name, schema=schema_text)))
+    result: StageCall[M] = StageCall()
+    repair: list[BaseMessage] = []
+    for _ in range(retries + 1):
+        result.attempts += 1
+        try:
+            reply = bound.invoke(base + repair)
+        except Exception as exc:  # a failed call is a failed attempt, never a crash
+            result.errors.append(f"model call failed: {type(exc).__name__}: {exc}")
+            continue
+        if isinstance(reply, AIMessage) and reply.usage_metadata:
+            result.prompt_tokens += reply.usage_metadata.get("input_tokens", 0)
+            result.completion_tokens += reply.usage_metadata.get("output_tokens", 0)
+        args, problem = _extract_arguments(reply, name)
+        if args is not None:
+            try:
+                result.value = schema.model_validate(args, context=dict(validation_context or {}))
+                return result
+            except ValidationError as exc:
+                problem = f"the arguments of {name} are invalid: {describe_validation_error(exc)}"
+        result.errors.append(problem)
+        # Only the latest failed exchange is kept: the prompt stays bounded however many retries.
+        repair = _repair_messages(reply, name, problem)
+    return result
+
+
+def _extract_arguments(reply: BaseMessage, name: str) -> tuple[dict[str, Any] | None, str]:
+    if isinstance(reply, AIMessage):
+        for call in reply.tool_calls:
+            if call["name"] == name:
+                return dict(call["args"]), ""
+        for bad in reply.invalid_tool_calls:
+            if bad.get("name") in (name, None):
+                return None, f"the arguments of {name} are not valid JSON: {bad.get('error')}"
+        if reply.tool_calls:
+            return None, f"called {reply.tool_calls[0]['name']!r} instead of {name!r}"
+    parsed = _json_object(reply.text if isinstance(reply, AIMessage) else str(reply.content))
+    if parsed is None:
+        return None, f"answered in prose instead of calling {name}"
+    # Some servers echo the call itself: {"name": ..., "arguments": {...}}.
+    if parsed.get("name") == name and isinstance(parsed.get("arguments"), dict):
+        return dict(parsed["arguments"]), ""
+    return parsed, ""
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    text = text.strip()
+    if not text:
+        return None
+    fenced = _FENCE.search(text)
+    candidates = [fenced.group(1)] if fenced else []
+    start, end = text.find("{"), text.rfind("}")
+    if start != -1 and end > start:
+        candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """A validation error as one line: each location and its message."""
+    parts = []
+    for err in exc.errors()[:8]:
+        loc = ".".join(str(p) for p in err["loc"]) or "(root)"
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def _repair_messages(reply: BaseMessage, name: str, problem: str) -> list[BaseMessage]:
+    ask = HumanMessage(prompts.REPAIR.format(name=name, problem=problem))
+    if isinstance(reply, AIMessage) and (reply.tool_calls or reply.invalid_tool_calls):
+        ids = [c["id"] for c in reply.tool_calls] + [c.get("id") for c in reply.invalid_tool_calls]
+        answers: list[BaseMessage] = [
+            ToolMessage(content=f"Error: {problem}", tool_call_id=i or "call") for i in ids
+        ]
+        return [reply, *answers, ask]
+    return [reply, ask]

@@ -1,0 +1,71 @@
+"""Any LangChain tool, described to the model and called so that its errors never crash a run."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from langchain_core.tools import BaseTool
+
+from phasegraph.errors import ConfigurationError, redact
+
+TRUNCATION_MARKER = "\n[... output truncated: {cut} of {total} characters not shown ...]"
+
+
+def tool_index(tools: Iterable[BaseTool]) -> dict[str, BaseTool]:
+    """Tools by name; two tools with one name are a configuration error."""
+    index: dict[str, BaseTool] = {}
+    for tool in tools:
+        if not isinstance(tool, BaseTool):
+            raise ConfigurationError(
+                f"tools must be LangChain tools (BaseTool); got {type(tool).__name__}"
+            )
+        if tool.name in index:
+            raise ConfigurationError(f"two tools are named {tool.name!r}")
+        index[tool.name] = tool
+    return index
+
+
+def describe_tools(tools: Iterable[BaseTool]) -> str:
+    """One line per tool for a prompt: name, parameters and description."""
+    lines = []
+    for tool in tools:
+        params = ", ".join(
+            f"{name}: {spec.get('type', 'any')}" for name, spec in tool.args.items()
+        )
+        lines.append(f"- {tool.name}({params}): {tool.description.strip().splitlines()[0]}")
+    return "\n".join(lines) if lines else "- (no tools)"
+
+
+def is_idempotent(tool: BaseTool) -> bool:
+    """Whether running the tool twice does no more than running it once (SPEC section 5).
+
+    A tool declares it with ``metadata={"idempotent": True}``; unknown tools are not.
+    """
+    return bool((tool.metadata or {}).get("idempotent", False))
+
+
+def truncate(text: str, limit: int) -> str:
+    """Cut ``text`` to ``limit`` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + TRUNCATION_MARKER.format(cut=len(text) - limit, total=len(text))
+
+
+def run_tool(tool: BaseTool, arguments: Mapping[str, Any], max_chars: int) -> tuple[bool, str]:
+    """Call a tool; returns (ok, output). Errors become text for the judge, never exceptions."""
+    try:
+        if _is_async_only(tool):
+            output = asyncio.run(tool.ainvoke(dict(arguments)))
+        else:
+            output = tool.invoke(dict(arguments))
+    except Exception as exc:
+        return False, truncate(redact(f"{type(exc).__name__}: {exc}"), max_chars)
+    return True, truncate(redact(output if isinstance(output, str) else str(output)), max_chars)
+
+
+def _is_async_only(tool: BaseTool) -> bool:
+    func = getattr(tool, "func", None)
+    coroutine = getattr(tool, "coroutine", None)
+    return func is None and coroutine is not None
