@@ -13,6 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, TypeVar, cast, get_args
 
+# The largest budget a run may have; LangGraph's super-step limit is set from it.
+MAX_STEPS_LIMIT = 10_000
+
 ReviewLevel = Literal["none", "plan", "plan+replan", "all"]
 REVIEW_LEVELS: tuple[str, ...] = get_args(ReviewLevel)
 
@@ -54,7 +57,7 @@ class Context:
         metadata={"description": "Root directory the built-in workspace tools are confined to."},
     )
     review: ReviewLevel = field(
-        default_factory=_env("REVIEW", cast(ReviewLevel, "none"), lambda s: cast(ReviewLevel, s)),
+        default_factory=_env("REVIEW", "none", lambda s: cast(ReviewLevel, s)),
         metadata={
             "description": "Which reviews pause the run for a person: none, plan (plan approval "
             "and clarification questions), plan+replan (also every replan), all (also tool "
@@ -120,9 +123,11 @@ class Context:
     def __post_init__(self) -> None:
         """Reject settings that cannot work, naming the field."""
         if self.review not in REVIEW_LEVELS:
-            raise ValueError(f"review must be one of {', '.join(REVIEW_LEVELS)}; got {self.review!r}")
+            raise ValueError(
+                f"review must be one of {', '.join(REVIEW_LEVELS)}; got {self.review!r}"
+            )
         bounds: dict[str, tuple[float, float]] = {
-            "max_steps": (1, 100_000),
+            "max_steps": (1, MAX_STEPS_LIMIT),
             "max_parallel": (1, 64),
             "max_replans": (0, 100),
             "max_parse_retries": (0, 10),
@@ -149,7 +154,7 @@ class Context:
         """Build a Context from a dict (Studio, the server), or the defaults from None."""
         if value is None:
             return cls()
-        if isinstance(value, cls):
+        if isinstance(value, Context):
             return value
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(value) - known)

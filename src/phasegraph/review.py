@@ -33,7 +33,7 @@ def parse_feedback(
     state: Mapping[str, Any],
     context: Context,
 ) -> Any:
-    """Validate ``feedback`` against the pending review; raise `FeedbackError` if it does not fit."""
+    """Validate ``feedback`` against the pending review; `FeedbackError` if it does not fit."""
     kind = pending.get("kind", "")
     actions = ACTIONS_BY_KIND.get(kind, ())
     expected = f"a {kind} takes action " + " / ".join(actions)
@@ -49,7 +49,8 @@ def parse_feedback(
             context={"max_phases": context.max_phases, "done_phase_ids": done_ids},
         )
     except ValidationError as exc:
-        raise FeedbackError(f"{action} does not fit: {describe_validation_error(exc)}") from None
+        msg = describe_validation_error(exc)
+        raise FeedbackError(f"{action} does not fit the pending {kind}: {msg}") from None
 
 
 def thread_id_of(config: RunnableConfig) -> str:

@@ -114,7 +114,9 @@ class ScriptedChatModel(BaseChatModel):
             text = f"(scripted model: no scripted answer for {name or 'plain text'})"
             message = AIMessage(content=text)
         elif name is None or item is None:
-            message = AIMessage(content=str(item) if item is not None else "I will explain in prose.")
+            message = AIMessage(
+                content=str(item) if item is not None else "I will explain in prose."
+            )
         else:
             message = _tool_call_message(name, item)
         completion_chars = len(str(message.content)) + len(json.dumps(item, default=str))
@@ -145,16 +147,26 @@ def _tool_call_message(name: str, item: Any) -> AIMessage:
             return AIMessage(
                 content="",
                 invalid_tool_calls=[
-                    {"name": name, "args": item, "id": call_id, "error": str(exc),
-                     "type": "invalid_tool_call"}
+                    {
+                        "name": name,
+                        "args": item,
+                        "id": call_id,
+                        "error": str(exc),
+                        "type": "invalid_tool_call",
+                    }
                 ],
             )
     if not isinstance(item, dict):
         return AIMessage(
             content="",
             invalid_tool_calls=[
-                {"name": name, "args": json.dumps(item), "id": call_id,
-                 "error": "arguments are not an object", "type": "invalid_tool_call"}
+                {
+                    "name": name,
+                    "args": json.dumps(item),
+                    "id": call_id,
+                    "error": "arguments are not an object",
+                    "type": "invalid_tool_call",
+                }
             ],
         )
     return AIMessage(content="", tool_calls=[{"name": name, "args": item, "id": call_id}])

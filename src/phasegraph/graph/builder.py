@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
@@ -25,7 +25,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from phasegraph.context import Context
+from phasegraph.context import MAX_STEPS_LIMIT, Context
 from phasegraph.errors import ThreadPausedError, ThreadStateError, redact
 from phasegraph.lease import alease_store_for, hold_lease, lease_store_for
 from phasegraph.nodes import (
@@ -43,17 +43,18 @@ from phasegraph.nodes._common import Deps
 from phasegraph.state import InputState, State
 from phasegraph.tools import tool_index
 
-# Budgets live in the state (SPEC section 8). LangGraph's per-invocation limit is set far above
-# any budget, and the routers still stop short of it (routing.RECURSION_RESERVE).
-RECURSION_LIMIT = 50_000
+# Budgets live in the state (SPEC section 8), not in LangGraph's per-invocation super-step limit.
+# Every super-step but execute (which may run no tool) and the review pauses spends a step, so
+# an invocation takes at most about 1.5 super-steps per step: this limit is never the one reached.
+RECURSION_LIMIT = 2 * MAX_STEPS_LIMIT + 100
 
 NodeFn = Callable[[State, Runtime[Context], Deps], dict[str, Any]]
 
 
-def _bind(fn: NodeFn, deps: Deps) -> Callable[[State, Runtime[Context]], dict[str, Any]]:
+def _bind(fn: NodeFn, deps: Deps) -> Callable[..., dict[str, Any]]:
     """A node LangGraph can call (state, runtime) with the graph's dependencies bound."""
 
-    def node(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    def node(state: State, *, runtime: Runtime[Context]) -> dict[str, Any]:
         return fn(state, runtime, deps)
 
     node.__name__ = fn.__name__
@@ -110,6 +111,12 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
             "resume it, or start the new request on a new thread id"
         )
 
+    @staticmethod
+    def _with_step_limit(config: RunnableConfig | None) -> RunnableConfig:
+        """The config with LangGraph's super-step limit raised above any budget (SPEC 8)."""
+        limit = max(int((config or {}).get("recursion_limit") or 0), RECURSION_LIMIT)
+        return {**(config or {}), "recursion_limit": limit}
+
     @contextlib.contextmanager
     def lease(self, config: RunnableConfig | None) -> Iterator[None]:
         """Hold the thread's lease for the block; `ThreadBusyError` if another runner has it."""
@@ -120,25 +127,29 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
         with hold_lease(lease_store_for(self.checkpointer), thread_id):
             yield
 
-    def stream(  # type: ignore[override]
+    def stream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
         """LangGraph's stream, run under the thread's lease; new input only for new threads."""
         starts = self._check_input(input)
+        config = self._with_step_limit(config)
         with self.lease(config):
             thread_id = self._guard_target(config)
-            if starts and thread_id and "checkpoint_id" not in (config or {}).get(
-                "configurable", {}
+            if (
+                starts
+                and thread_id
+                and "checkpoint_id" not in (config or {}).get("configurable", {})
             ):
                 snapshot = self.get_state(config or {})
                 self._refuse_new_input(snapshot.values, snapshot.next, thread_id)
             yield from super().stream(input, config, **kwargs)
 
-    async def astream(  # type: ignore[override]
+    async def astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
         """`stream` for async callers."""
         starts = self._check_input(input)
+        config = self._with_step_limit(config)
         thread_id = self._guard_target(config)
         if thread_id is None:
             async for chunk in super().astream(input, config, **kwargs):
@@ -174,7 +185,8 @@ def build_graph(
     """
     deps = Deps(model=model, tools=tool_index(tools or []))
     builder = StateGraph(State, context_schema=Context, input_schema=InputState)
-    builder.set_node_defaults(error_handler=on_node_error)
+    # LangGraph injects the NodeError by the parameter's type; its typing has no such protocol.
+    builder.set_node_defaults(error_handler=cast(Any, on_node_error))
     builder.add_node("analyse", _bind(analyse.analyse, deps))
     builder.add_node("phase_plan", _bind(phase_plan.phase_plan, deps))
     builder.add_node("plan", _bind(plan.plan, deps))
@@ -200,4 +212,4 @@ def build_graph(
     # compile() always builds a CompiledStateGraph; PhaseGraph adds methods only, no state, so
     # re-classing the instance is safe (and Pregel.copy keeps the class from then on).
     compiled.__class__ = PhaseGraph
-    return compiled.with_config(recursion_limit=RECURSION_LIMIT)  # type: ignore[return-value]
+    return cast(PhaseGraph, compiled)

@@ -1,4 +1,4 @@
-"""The graph ``langgraph.json`` exports: compiled without a checkpointer (the server brings its own).
+"""The graph ``langgraph.json`` exports, compiled without a checkpointer (the server has its own).
 
 The model comes from the run's settings (``Context.model``), which Studio shows as a form.
 """

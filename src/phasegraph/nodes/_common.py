@@ -36,7 +36,7 @@ class Deps:
 
 def context_of(runtime: Runtime[Context]) -> Context:
     """The run's settings; a dict (Studio, the server) or nothing becomes a `Context`."""
-    return Context.coerce(runtime.context)  # type: ignore[arg-type]
+    return Context.coerce(runtime.context)
 
 
 def limits_from(context: Context) -> Limits:

@@ -65,15 +65,23 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
                         else f"tool {task['tool']!r} does not exist"
                     )
                     results[task["id"]] = _result(task, "refused", reason)
-                    violations.append({"tool": task["tool"], "phase_id": phase["id"],
-                                       "task_id": task["id"], "reason": reason})
+                    violations.append(
+                        {
+                            "tool": task["tool"],
+                            "phase_id": phase["id"],
+                            "task_id": task["id"],
+                            "reason": reason,
+                        }
+                    )
                 elif executed >= steps_left:
                     results[task["id"]] = _result(task, "skipped", "the step budget is spent")
                 else:
                     executed += 1
                     emit(runtime, "task_started", task_id=task["id"], tool=task["tool"])
                     future = pool.submit(
-                        run_tool, deps.tools[task["tool"]], task["arguments"],
+                        run_tool,
+                        deps.tools[task["tool"]],
+                        task["arguments"],
                         context.max_output_chars,
                     )
                     running[future] = (task, time.monotonic())
@@ -84,15 +92,17 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
                 min(start + context.task_timeout_s for _, start in running.values()),
                 round_deadline,
             )
-            done, _ = wait(list(running), timeout=max(0.0, next_deadline - now),
-                           return_when=FIRST_COMPLETED)
+            done, _ = wait(
+                list(running), timeout=max(0.0, next_deadline - now), return_when=FIRST_COMPLETED
+            )
             now = time.monotonic()
             for future in list(running):
                 task, start = running[future]
                 if future in done:
                     ok, output = future.result()
-                    results[task["id"]] = _result(task, "ok" if ok else "failed", output,
-                                                  now - start)
+                    results[task["id"]] = _result(
+                        task, "ok" if ok else "failed", output, now - start
+                    )
                 elif now >= round_deadline or now - start >= context.task_timeout_s:
                     future.cancel()
                     limit = min(context.task_timeout_s, round_deadline - start)
@@ -102,8 +112,12 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
                 else:
                     continue
                 del running[future]
-                emit(runtime, "task_finished", task_id=task["id"],
-                     status=results[task["id"]]["status"])
+                emit(
+                    runtime,
+                    "task_finished",
+                    task_id=task["id"],
+                    status=results[task["id"]]["status"],
+                )
     finally:
         # A tool that ignores its timeout keeps its thread; the round does not wait for it.
         pool.shutdown(wait=False, cancel_futures=True)

@@ -22,7 +22,7 @@ from phasegraph.state import State
 from phasegraph.state.schemas import Answer, Edit, Modify, Reject
 
 
-def human_review(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+def human_review(state: State, *, runtime: Runtime[Context]) -> dict[str, Any]:
     """Turn the person's decision into state: approved, edited, replanned, answered, stopped."""
     pending = state.get("pending_review")
     if not pending:

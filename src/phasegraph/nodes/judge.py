@@ -39,16 +39,20 @@ def normalise(judgement: Judgement, results: list[TaskResult]) -> dict[str, Any]
     evaluations = []
     for result in results:
         evaluation = given.get(result["task_id"])
-        status = evaluation.status if evaluation else ("done" if result["status"] == "ok" else "failed")
+        status = (
+            evaluation.status if evaluation else ("done" if result["status"] == "ok" else "failed")
+        )
         quality = evaluation.quality if evaluation else 0
         if result["status"] != "ok":
             status, quality = "failed", 0
-        evaluations.append({
-            "task_id": result["task_id"],
-            "status": status,
-            "quality": quality,
-            "comment": evaluation.comment if evaluation else "",
-        })
+        evaluations.append(
+            {
+                "task_id": result["task_id"],
+                "status": status,
+                "quality": quality,
+                "comment": evaluation.comment if evaluation else "",
+            }
+        )
     data = judgement.model_dump()
     data["task_evaluation"] = evaluations
     if judgement.phase_completed:
@@ -142,8 +146,14 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
         "judgement": judgement,
     }
     update |= {"judgement": judgement, "rounds": [record]}
-    emit(runtime, "judged", phase_id=phase["id"], round=round_no,
-         completion_rate=judgement["phase_completion_rate"], next_action=judgement["next_action"])
+    emit(
+        runtime,
+        "judged",
+        phase_id=phase["id"],
+        round=round_no,
+        completion_rate=judgement["phase_completion_rate"],
+        next_action=judgement["next_action"],
+    )
     if ended_by:
         outcome: PhaseOutcome = {
             "phase_id": phase["id"],

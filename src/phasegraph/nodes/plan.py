@@ -98,8 +98,14 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         emit(runtime, "stage_failed", node="plan", reason=call.failure)
         return update | stage_failure("plan", call, state)
     if round_no == 1:
-        emit(runtime, "phase_started", phase_id=phase["id"], name=phase["name"],
-             index=state["phase_index"] + 1, total=len(state["phases"]))
+        emit(
+            runtime,
+            "phase_started",
+            phase_id=phase["id"],
+            name=phase["name"],
+            index=state["phase_index"] + 1,
+            total=len(state["phases"]),
+        )
     tasks = [t.model_dump() for t in call.value.tasks]
     emit(runtime, "round_planned", phase_id=phase["id"], round=round_no, tasks=len(tasks))
     return update | {

@@ -80,8 +80,12 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
         "phase_round": 0,
         "current_plan": None,
     }
-    emit(runtime, "replanned", status="replanned",
-         phases=[{"id": p["id"], "name": p["name"]} for p in phases])
+    emit(
+        runtime,
+        "replanned",
+        status="replanned",
+        phases=[{"id": p["id"], "name": p["name"]} for p in phases],
+    )
     if replan_review_on(limits_of(state)):
         update["pending_review"] = {
             "kind": "replan_review",

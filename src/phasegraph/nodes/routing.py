@@ -3,7 +3,7 @@
 Every router first sends a run that has a stop reason (an error, a failed stage, a rejection, a
 replan that declared the work done) to ``summarize``: a run always ends there. The budget is
 checked before every ``plan`` and ``replan`` (SPEC section 3): once spent, the run summarizes.
-LangGraph's own super-step limit is watched too, so a run never ends in ``GraphRecursionError``.
+Routers read only the state, so ``update_state(..., as_node=...)`` routes exactly as a run does.
 """
 
 from __future__ import annotations
@@ -13,15 +13,10 @@ from typing import Literal
 from phasegraph.nodes._common import budget_spent
 from phasegraph.state import State
 
-# Super-steps kept in reserve so the run can still reach summarize before LangGraph's limit.
-RECURSION_RESERVE = 3
-
 
 def _must_stop(state: State) -> bool:
-    """A stop reason is set, or LangGraph's recursion limit is near."""
-    if state.get("stop_reason"):
-        return True
-    return state.get("remaining_steps", RECURSION_RESERVE + 1) <= RECURSION_RESERVE
+    """A stop reason is set: the run goes to summarize."""
+    return bool(state.get("stop_reason"))
 
 
 def _plan_or_summarize(state: State) -> Literal["plan", "summarize"]:
@@ -53,8 +48,8 @@ def route_after_phase_plan(state: State) -> Literal["human_review", "plan", "sum
 
 
 def route_after_plan(state: State) -> Literal["execute", "summarize"]:
-    """A round was planned -> execute."""
-    return "summarize" if _must_stop(state) else "execute"
+    """A round was planned -> execute; if planning spent the budget, no tool may run."""
+    return "summarize" if _must_stop(state) or budget_spent(state) else "execute"
 
 
 def route_after_judge(state: State) -> Literal["summarize", "human_review", "plan", "replan"]:

@@ -27,7 +27,6 @@ STATUS_BY_STOP: dict[str, RunStatus] = {
     "rejected": "rejected",
     "error": "failed",
     "stage_failed": "failed",
-    "recursion_limit": "failed",
 }
 
 RECENT_ROUNDS = 4
@@ -44,7 +43,7 @@ def stop_reason_of(state: State) -> StopReason:
     limits = state.get("limits")
     if limits and state.get("step_count", 0) >= limits["max_steps"]:
         return "budget"
-    return "recursion_limit"
+    return "error"  # summarize was reached with no recorded reason: say so, do not guess
 
 
 def explain_stop(state: State, reason: StopReason) -> str:
@@ -58,11 +57,9 @@ def explain_stop(state: State, reason: StopReason) -> str:
         case "budget":
             spent = state.get("step_count", 0)
             budget = limits["max_steps"] if limits else "?"
-            return f"the step budget was spent ({spent} of {budget} steps)"
+            return f"the step budget of {budget} steps was spent ({spent} counted)"
         case "rejected":
             return f"the person rejected the plan: {review.get('reason', 'no reason given')}"
-        case "recursion_limit":
-            return "LangGraph's super-step limit for one invocation was nearly reached"
         case _:
             if error:
                 return f"{error['type']} in {error['node']}: {error['message']}"
@@ -97,7 +94,7 @@ def _phase_lines(state: State) -> tuple[list[str], list[str]]:
         for o in state.get("phase_outcomes", [])
     ]
     phases = state.get("phases") or []
-    todo = [f"{p['name']} ({p['id']}): {p['goal']}" for p in phases[state.get("phase_index", 0):]]
+    todo = [f"{p['name']} ({p['id']}): {p['goal']}" for p in phases[state.get("phase_index", 0) :]]
     return done, todo
 
 
@@ -157,13 +154,16 @@ def _model_summary(
         stop=explain_stop(state, reason),
         phases="Finished:\n" + bullet_list(done) + "\nNot finished:\n" + bullet_list(todo),
         rounds=bullet_list(recent),
-        response=f"\nAnswer given when the work was declared done: {response}\n" if response else "",
+        response=f"\nAnswer given when the work was declared done: {response}\n"
+        if response
+        else "",
         stats=dump(statistics(state)),
     )
     messages = [SystemMessage(prompts.SUMMARIZE_SYSTEM), HumanMessage(user)]
     model = deps.chat_model(runtime)
-    call = call_structured(model, "summarizer", Summary, messages,
-                           retries=context.max_parse_retries)
+    call = call_structured(
+        model, "summarizer", Summary, messages, retries=context.max_parse_retries
+    )
     costs = call.counters(counted=False)
     if call.value is not None:
         return call.value.model_dump(), "summarizer", costs

@@ -14,13 +14,11 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, Literal, TypedDict
 
-from langgraph.managed import RemainingSteps
-
 RunStatus = Literal[
     "running", "awaiting_review", "completed", "budget_exhausted", "rejected", "failed"
 ]
 
-StopReason = Literal["done", "budget", "rejected", "error", "stage_failed", "recursion_limit"]
+StopReason = Literal["done", "budget", "rejected", "error", "stage_failed"]
 
 TaskOutcome = Literal["ok", "failed", "timeout", "refused", "skipped", "interrupted"]
 
@@ -202,5 +200,3 @@ class State(TypedDict, total=False):
     """The written summary in Markdown; present whenever the run ended."""
     summary: dict[str, Any] | None
     """The dumped `Summary` (highlights, unfinished, next steps), and how it was made."""
-    remaining_steps: RemainingSteps
-    """Super-steps LangGraph has left in this invocation; routers stop before the limit."""

@@ -31,9 +31,7 @@ def describe_tools(tools: Iterable[BaseTool]) -> str:
     """One line per tool for a prompt: name, parameters and description."""
     lines = []
     for tool in tools:
-        params = ", ".join(
-            f"{name}: {spec.get('type', 'any')}" for name, spec in tool.args.items()
-        )
+        params = ", ".join(f"{name}: {spec.get('type', 'any')}" for name, spec in tool.args.items())
         lines.append(f"- {tool.name}({params}): {tool.description.strip().splitlines()[0]}")
     return "\n".join(lines) if lines else "- (no tools)"
 

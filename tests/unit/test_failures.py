@@ -1,0 +1,230 @@
+"""A run always ends with a summary: failed stages, raising nodes, failing tools and summarizers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from conftest import CONTINUE, judgement, make_script, phases, round_plan
+from phasegraph import Context, ScriptedChatModel, build_graph
+
+BAD = {
+    "request_analyser": {"core_goal": "x"},
+    "phase_planner": {"phases": []},
+    "plan_tool_call": {"tasks": [{"id": "t1", "tool": "no_such_tool", "arguments": {}}]},
+    "judge_tasks": {"phase_completion_rate": 7},
+    "replanner": {"status": "replanned", "phases": []},
+}
+
+
+@pytest.mark.parametrize(
+    ("function", "node", "steps"),
+    [
+        # analyse is not counted
+        ("request_analyser", "analyse", 0),
+        # three attempts of phase_plan
+        ("phase_planner", "phase_plan", 3),
+        # phase_plan 1 + three plan attempts
+        ("plan_tool_call", "plan", 4),
+        # phase_plan 1 + plan 1 + tool 1 + three judge attempts
+        ("judge_tasks", "judge", 6),
+    ],
+)
+def test_stage_that_never_parses_ends_failed_with_summary(run, function, node, steps) -> None:
+    out, _, model = run(make_script(**{function: [BAD[function]]}), max_parse_retries=2)
+    assert len(model.calls_of(function)) == 3
+    assert out["status"] == "failed"
+    assert out["step_count"] == steps
+    assert out["error"]["node"] == node
+    assert out["error"]["type"] == "StageFailed"
+    assert node in out["final_summary"]
+    assert out["final_summary"].startswith("## Report")  # the summarizer still wrote it
+
+
+def test_replan_that_never_parses_ends_failed(run) -> None:
+    script = make_script(
+        phase_planner=[phases("p1", rounds=3)],
+        judge_tasks=[judgement("replan", completed=False, rate=0.1)],
+        replanner=[BAD["replanner"]],
+    )
+    out, _, model = run(script, max_parse_retries=1)
+    assert len(model.calls_of("replanner")) == 2
+    assert out["status"] == "failed"
+    assert out["error"]["node"] == "replan"
+    # phase_plan 1 + round 3 + two replan attempts
+    assert out["step_count"] == 6
+
+
+def test_repair_prompt_carries_the_validation_error(run) -> None:
+    script = make_script(
+        plan_tool_call=[BAD["plan_tool_call"], round_plan(("t1", "echo", {"text": "a"}))]
+    )
+    out, _, model = run(script)
+    retry_prompt = model.calls_of("plan_tool_call")[1]
+    assert "no_such_tool" in retry_prompt[-1].content or "no_such_tool" in retry_prompt[-2].content
+    assert "use one of ['echo', 'fail']" in " ".join(str(m.content) for m in retry_prompt)
+    assert out["status"] == "completed"
+
+
+class ExplodingModel(ScriptedChatModel):
+    """A model whose binding for one function raises: the node itself fails."""
+
+    explode_on: str = ""
+
+    def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kwargs: Any) -> Any:
+        if tool_choice == self.explode_on:
+            raise RuntimeError(f"{self.explode_on} exploded")
+        return super().bind_tools(tools, tool_choice=tool_choice, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("function", "node"),
+    [
+        ("request_analyser", "analyse"),
+        ("phase_planner", "phase_plan"),
+        ("plan_tool_call", "plan"),
+        ("judge_tasks", "judge"),
+    ],
+)
+def test_node_that_raises_ends_in_summarize(tools, function, node) -> None:
+    model = ExplodingModel(script=make_script(), explode_on=function)
+    graph = build_graph(model=model, tools=tools, checkpointer=InMemorySaver())
+    out = graph.invoke({"request": "go"}, {"configurable": {"thread_id": "x"}})
+    assert out["status"] == "failed"
+    assert out["error"] == {"node": node, "type": "RuntimeError", "message": f"{function} exploded"}
+    assert f"RuntimeError in {node}: {function} exploded" in out["final_summary"]
+    assert out["final_summary"].startswith("## Report")
+
+
+def test_node_that_raises_without_checkpointer_still_summarizes(tools) -> None:
+    model = ExplodingModel(script=make_script(), explode_on="judge_tasks")
+    out = build_graph(model=model, tools=tools).invoke({"request": "go"})
+    assert out["status"] == "failed"
+    assert out["final_summary"]
+
+
+def test_summarizer_failing_falls_back_to_plain_text(run) -> None:
+    script = make_script(summarizer=[None], text=["Plain **Markdown** summary."])
+    out, _, _ = run(script)
+    assert out["final_summary"].startswith("Plain **Markdown** summary.")
+    assert out["summary"]["source"] == "plain_text"
+    assert out["status"] == "completed"
+
+
+def test_summarizer_and_plain_text_failing_fall_back_to_code(run) -> None:
+    script = make_script(summarizer=[RuntimeError("down")], text=[RuntimeError("still down")])
+    out, _, _ = run(script)
+    assert out["summary"]["source"] == "code"
+    assert "still down" in out["summary"]["model_error"]
+    summary = out["final_summary"]
+    assert summary.startswith("# Summary")
+    assert "Write a short report about the files in the workspace" in summary
+    assert "phase p1 (p1): completed" in summary
+    assert "Status: completed" in summary
+
+
+def test_code_summary_after_budget_says_what_is_left_and_what_to_do(run) -> None:
+    script = make_script(
+        phase_planner=[phases("p1", "p2", rounds=3)],
+        judge_tasks=[CONTINUE],
+        summarizer=[None],
+        text=[""],
+    )
+    out, _, _ = run(script, max_steps=6)
+    summary = out["final_summary"]
+    assert out["status"] == "budget_exhausted"
+    # phase_plan, plan, tool, judge, plan, tool (the budget of 6), and that round's judge
+    assert "the step budget of 6 steps was spent (7 counted)" in summary
+    assert "## Not completed" in summary and "phase p2 (p2)" in summary
+    assert "larger step budget" in summary
+
+
+def test_failing_tool_is_a_failed_result_and_never_done(run, tool_log) -> None:
+    script = make_script(
+        phase_planner=[phases("p1")],
+        plan_tool_call=[
+            round_plan(("t1", "fail", {"reason": "disk full"}), ("t2", "echo", {"text": "a"}))
+        ],
+        judge_tasks=[
+            dict(
+                judgement(),
+                task_evaluation=[
+                    {"task_id": "t1", "status": "done", "quality": 9},
+                    {"task_id": "t2", "status": "done", "quality": 8},
+                ],
+            )
+        ],
+    )
+    out, _, _ = run(script)
+    results = {r["task_id"]: r for r in out["rounds"][0]["results"]}
+    assert results["t1"]["status"] == "failed"
+    assert "disk full" in results["t1"]["output"]
+    evaluation = {e["task_id"]: e for e in out["rounds"][0]["judgement"]["task_evaluation"]}
+    assert evaluation["t1"]["status"] == "failed" and evaluation["t1"]["quality"] == 0
+    assert evaluation["t2"]["status"] == "done"
+
+
+def test_phase_completed_implies_end_phase(run) -> None:
+    script = make_script(
+        phase_planner=[phases("p1", "p2")],
+        judge_tasks=[judgement("continue_phase", completed=True)],
+    )
+    out, _, _ = run(script)
+    assert [r["judgement"]["next_action"] for r in out["rounds"]] == ["end_phase", "end_phase"]
+    assert len(out["rounds"]) == 2
+
+
+def test_dependent_task_is_skipped_when_its_dependency_failed(run, tool_log) -> None:
+    plan = round_plan(("t1", "fail", {}), ("t2", "echo", {"text": "after"}))
+    plan["tasks"][1]["depends_on"] = ["t1"]
+    out, _, _ = run(make_script(phase_planner=[phases("p1")], plan_tool_call=[plan]))
+    statuses = [r["status"] for r in out["rounds"][0]["results"]]
+    assert statuses == ["failed", "skipped"]
+    assert ("echo", {"text": "after"}) not in tool_log.calls
+    assert out["step_count"] == 4  # phase_plan, plan, one tool, judge
+
+
+def test_long_run_never_hits_the_recursion_limit(run) -> None:
+    script = make_script(phase_planner=[phases("p1", "p2", "p3", rounds=4)], judge_tasks=[CONTINUE])
+    # three phases x 6 rounds x 3 super-steps is far past LangGraph's default limit of 25
+    out, graph, _ = run(script, max_steps=200)
+    assert len(out["rounds"]) == 18
+    assert out["status"] == "completed"
+    # a caller's own low limit does not cut a run short either: the budget rules
+    out2 = graph.invoke(
+        {"request": "again"},
+        {"configurable": {"thread_id": "other"}, "recursion_limit": 5},
+        context=Context(max_steps=200),
+    )
+    assert len(out2["rounds"]) == 18
+    assert out2["status"] == "completed"
+
+
+def test_bad_input_is_refused_before_anything_is_written(run) -> None:
+    _, graph, _ = run(make_script())
+    config = {"configurable": {"thread_id": "fresh"}}
+    for bad in [{}, {"request": "   "}, {"request": 3}, "just a string"]:
+        with pytest.raises(ValueError, match="request"):
+            graph.invoke(bad, config)
+    assert graph.get_state(config).values == {}
+
+
+def test_bad_settings_name_the_field() -> None:
+    with pytest.raises(ValueError, match="max_steps must be between"):
+        Context(max_steps=0)
+    with pytest.raises(ValueError, match="review must be one of"):
+        Context(review="sometimes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown settings"):
+        Context.coerce({"max_stepz": 3})
+
+
+def test_settings_fall_back_to_environment(monkeypatch) -> None:
+    monkeypatch.setenv("PHASEGRAPH_MAX_STEPS", "17")
+    monkeypatch.setenv("PHASEGRAPH_REVIEW", "all")
+    assert Context().max_steps == 17
+    assert Context().review == "all"
+    monkeypatch.setenv("PHASEGRAPH_MAX_STEPS", "lots")
+    with pytest.raises(ValueError, match="PHASEGRAPH_MAX_STEPS"):
+        Context()

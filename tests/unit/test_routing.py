@@ -1,0 +1,194 @@
+"""Every routing rule of SPEC section 2, on the pure router functions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from phasegraph.nodes import routing
+
+
+def state(**values: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "limits": {
+            "max_steps": 10,
+            "review": "none",
+            "max_replans": 3,
+            "extra_rounds_per_phase": 2,
+        },
+        "step_count": 3,
+        "phases": [{"id": "p1"}, {"id": "p2"}],
+        "phase_index": 0,
+        "pending_review": None,
+        "stop_reason": None,
+        "judgement": {"next_action": "continue_phase", "phase_ended_by": None},
+        "reflection_note": None,
+    }
+    base.update(values)
+    return base
+
+
+SPENT = {"step_count": 10}
+
+
+class TestAfterAnalyse:
+    def test_clarification_goes_to_review(self) -> None:
+        s = state(pending_review={"kind": "clarification"})
+        assert routing.route_after_analyse(s) == "human_review"
+
+    def test_no_clarification_goes_to_phase_plan(self) -> None:
+        assert routing.route_after_analyse(state()) == "phase_plan"
+
+    def test_failed_analysis_summarizes(self) -> None:
+        assert routing.route_after_analyse(state(stop_reason="stage_failed")) == "summarize"
+
+
+class TestAfterPhasePlan:
+    def test_plan_review_on(self) -> None:
+        s = state(pending_review={"kind": "plan_review"})
+        assert routing.route_after_phase_plan(s) == "human_review"
+
+    def test_plan_review_off(self) -> None:
+        assert routing.route_after_phase_plan(state()) == "plan"
+
+    def test_budget_checked_before_plan(self) -> None:
+        assert routing.route_after_phase_plan(state(**SPENT)) == "summarize"
+
+    def test_error_summarizes(self) -> None:
+        assert routing.route_after_phase_plan(state(stop_reason="error")) == "summarize"
+
+
+class TestAfterPlan:
+    def test_plan_goes_to_execute(self) -> None:
+        assert routing.route_after_plan(state()) == "execute"
+
+    def test_failed_plan_summarizes(self) -> None:
+        assert routing.route_after_plan(state(stop_reason="stage_failed")) == "summarize"
+
+
+class TestAfterJudge:
+    def test_rule1_budget_spent_wins_over_everything(self) -> None:
+        s = state(
+            **SPENT,
+            pending_review={"kind": "clarification"},
+            judgement={"next_action": "replan", "phase_ended_by": None},
+            reflection_note="x",
+        )
+        assert routing.route_after_judge(s) == "summarize"
+
+    def test_rule2_ask_user_goes_to_review(self) -> None:
+        s = state(
+            pending_review={"kind": "clarification"},
+            judgement={"next_action": "ask_user", "phase_ended_by": None},
+        )
+        assert routing.route_after_judge(s) == "human_review"
+
+    def test_rule3_phase_completed_goes_to_next_phase(self) -> None:
+        s = state(
+            phase_index=1, judgement={"next_action": "end_phase", "phase_ended_by": "completed"}
+        )
+        assert routing.route_after_judge(s) == "plan"
+
+    def test_rule3_last_phase_completed_summarizes(self) -> None:
+        s = state(
+            phase_index=2, judgement={"next_action": "end_phase", "phase_ended_by": "completed"}
+        )
+        assert routing.route_after_judge(s) == "summarize"
+
+    def test_rule3_wins_over_reflection(self) -> None:
+        s = state(
+            phase_index=1,
+            reflection_note="stalled",
+            judgement={"next_action": "end_phase", "phase_ended_by": "end_phase"},
+        )
+        assert routing.route_after_judge(s) == "plan"
+
+    def test_rule4_round_limit_ends_phase(self) -> None:
+        s = state(
+            phase_index=1,
+            judgement={"next_action": "replan", "phase_ended_by": "round_limit"},
+        )
+        assert routing.route_after_judge(s) == "plan"
+
+    def test_rule4_round_limit_on_last_phase_summarizes(self) -> None:
+        s = state(
+            phase_index=2,
+            judgement={"next_action": "continue_phase", "phase_ended_by": "round_limit"},
+        )
+        assert routing.route_after_judge(s) == "summarize"
+
+    def test_rule5_reflection_goes_to_replan(self) -> None:
+        assert routing.route_after_judge(state(reflection_note="repeated action")) == "replan"
+
+    def test_rule5_next_action_replan(self) -> None:
+        s = state(judgement={"next_action": "replan", "phase_ended_by": None})
+        assert routing.route_after_judge(s) == "replan"
+
+    @pytest.mark.parametrize("action", ["continue_phase", "retry_failed"])
+    def test_rule6_otherwise_plan(self, action: str) -> None:
+        s = state(judgement={"next_action": action, "phase_ended_by": None})
+        assert routing.route_after_judge(s) == "plan"
+
+
+class TestAfterReplan:
+    def test_done_summarizes(self) -> None:
+        assert routing.route_after_replan(state(stop_reason="done")) == "summarize"
+
+    def test_replan_review(self) -> None:
+        s = state(pending_review={"kind": "replan_review"})
+        assert routing.route_after_replan(s) == "human_review"
+
+    def test_replanned_goes_to_plan(self) -> None:
+        assert routing.route_after_replan(state()) == "plan"
+
+    def test_budget_checked_before_plan(self) -> None:
+        assert routing.route_after_replan(state(**SPENT)) == "summarize"
+
+
+class TestAfterHumanReview:
+    def review(self, kind: str, action: str, stage: str = "", **values: Any) -> dict[str, Any]:
+        return state(last_review={"kind": kind, "action": action, "stage": stage}, **values)
+
+    def test_feedback_that_did_not_fit_pauses_again(self) -> None:
+        s = state(pending_review={"kind": "plan_review", "error": "bad"})
+        assert routing.route_after_human_review(s) == "human_review"
+
+    @pytest.mark.parametrize("action", ["approve", "edit"])
+    def test_approve_and_edit_go_to_plan(self, action: str) -> None:
+        assert routing.route_after_human_review(self.review("plan_review", action)) == "plan"
+
+    def test_modify_goes_to_replan(self) -> None:
+        assert routing.route_after_human_review(self.review("plan_review", "modify")) == "replan"
+
+    def test_reject_summarizes(self) -> None:
+        s = self.review("plan_review", "reject", stop_reason="rejected")
+        assert routing.route_after_human_review(s) == "summarize"
+
+    def test_answer_before_any_plan_goes_to_analyse(self) -> None:
+        s = self.review("clarification", "answer", stage="analyse")
+        assert routing.route_after_human_review(s) == "analyse"
+
+    def test_answer_during_work_goes_to_replan(self) -> None:
+        s = self.review("clarification", "answer", stage="judge")
+        assert routing.route_after_human_review(s) == "replan"
+
+    def test_answer_during_work_budget_spent_summarizes(self) -> None:
+        s = self.review("clarification", "answer", stage="judge", **SPENT)
+        assert routing.route_after_human_review(s) == "summarize"
+
+    def test_replan_review_approve_goes_to_plan(self) -> None:
+        assert routing.route_after_human_review(self.review("replan_review", "approve")) == "plan"
+
+    def test_tool_permission_goes_to_execute(self) -> None:
+        assert (
+            routing.route_after_human_review(self.review("tool_permission", "allow")) == "execute"
+        )
+
+    def test_approve_with_budget_spent_summarizes(self) -> None:
+        s = self.review("plan_review", "approve", **SPENT)
+        assert routing.route_after_human_review(s) == "summarize"
+
+
+def test_after_plan_budget_spent_runs_no_tool() -> None:
+    assert routing.route_after_plan(state(**SPENT)) == "summarize"
