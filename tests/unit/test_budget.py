@@ -7,7 +7,7 @@ every plan and replan and no plan, replan or tool runs once it is spent.
 
 from __future__ import annotations
 
-from conftest import (
+from scripts import (
     ANALYSIS,
     CONTINUE,
     ECHO_ROUND,

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from conftest import CONTINUE, judgement, make_script, phases, round_plan
 from phasegraph import Context, ScriptedChatModel, build_graph
+from scripts import CONTINUE, judgement, make_script, phases, round_plan
 
 BAD = {
     "request_analyser": {"core_goal": "x"},

@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from conftest import ANALYSIS, judgement, make_script, phase, phases
 from phasegraph import (
     Context,
     FeedbackError,
@@ -17,6 +16,7 @@ from phasegraph import (
     build_graph,
     resume,
 )
+from scripts import ANALYSIS, judgement, make_script, phase, phases
 
 CONFIG = {"configurable": {"thread_id": "r1"}}
 

@@ -1,0 +1,110 @@
+"""Real processes on one SQLite file: pause and resume across processes, leases, a crash.
+
+Every process runs with ``LANGGRAPH_STRICT_MSGPACK=true``: a state type the schema does not
+declare would not come back from the checkpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from procs import Proc
+from scripts import judgement, make_script, phases, round_plan
+
+pytestmark = pytest.mark.integration
+
+
+def wait_for(predicate, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.05)
+
+
+def test_pause_in_one_process_resume_in_another(tmp_path: Path) -> None:
+    proc = Proc(tmp_path, make_script())
+    code, out, err = proc.run("t1", "start", "Report on the files", review="plan")
+    assert code == 0, err
+    assert out["status"] == "awaiting_review"
+    assert out["pending_review"]["kind"] == "plan_review"
+    assert out["final_summary"] is None
+    assert proc.tool_lines() == []
+
+    code, out, err = proc.run("t1", "resume", json.dumps({"action": "approve"}), review="plan")
+    assert code == 0, err
+    assert out["status"] == "completed"
+    assert out["final_summary"].startswith("## Report")
+    assert out["step_count"] == 7
+    assert [p["id"] for p in out["phases"]] == ["p1", "p2"]
+    assert len(out["rounds"]) == 2
+    assert proc.tool_lines() == ["echo hello", "echo hello"]
+    # strict msgpack refused nothing: no blocked-type warning in either process
+    assert "msgpack" not in err.lower()
+
+
+def test_wrong_feedback_from_another_process_changes_nothing(tmp_path: Path) -> None:
+    proc = Proc(tmp_path, make_script())
+    proc.run("t1", "start", "Report", review="plan")
+    before = _checkpoint_count(proc.db)
+    code, out, _ = proc.run("t1", "resume", json.dumps({"action": "answer", "answer": "x"}))
+    assert code == 2
+    assert out["error"] == "FeedbackError"
+    assert "plan_review" in out["message"]
+    assert _checkpoint_count(proc.db) == before
+    code, out, _ = proc.run("t1", "start", "A different request")
+    assert code == 2 and out["error"] == "ThreadPausedError"
+    assert _checkpoint_count(proc.db) == before
+    code, out, _ = proc.run("t1", "resume", json.dumps({"action": "approve"}))
+    assert code == 0 and out["status"] == "completed"
+
+
+def _checkpoint_count(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0])
+
+
+SLOW = make_script(
+    phase_planner=[phases("p1")],
+    plan_tool_call=[round_plan(("t1", "slow", {"seconds": 4, "label": "work"}))],
+    judge_tasks=[judgement()],
+)
+
+
+def test_second_runner_on_a_busy_thread_gets_a_clear_error(tmp_path: Path) -> None:
+    proc = Proc(tmp_path, SLOW)
+    first = proc.start_background("t1", "start", "Do slow work")
+    try:
+        wait_for(lambda: "start work" in proc.tool_lines())
+        code, out, _ = proc.run("t1", "resume")
+        assert code == 2
+        assert out["error"] == "ThreadBusyError"
+        assert "is busy" in out["message"]
+    finally:
+        stdout, stderr = first.communicate(timeout=60)
+    assert first.returncode == 0, stderr
+    assert json.loads(stdout.splitlines()[-1])["status"] == "completed"
+    # one run: the tool ran once, and the thread has one linear history
+    assert proc.tool_lines() == ["start work", "done work"]
+
+
+def test_crashed_runner_leaves_a_thread_that_resumes(tmp_path: Path) -> None:
+    proc = Proc(tmp_path, SLOW)
+    first = proc.start_background("t1", "start", "Do slow work")
+    wait_for(lambda: "start work" in proc.tool_lines())
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=10)
+    # the dead process's lease does not block: its pid is gone
+    code, out, err = proc.run("t1", "resume")
+    assert code == 0, err
+    assert out["status"] == "completed"
+    assert out["final_summary"]
+    with sqlite3.connect(proc.db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert conn.execute("SELECT count(*) FROM phasegraph_leases").fetchone()[0] == 0

@@ -1,0 +1,114 @@
+"""Scripts for the scripted model and small real tools, shared by unit and integration tests."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from langchain_core.tools import BaseTool, tool
+
+ANALYSIS = {
+    "core_goal": "Write a short report about the files in the workspace",
+    "requirements": ["list the files", "write report.md"],
+    "constraints": [],
+    "complexity": "simple",
+    "task_type": "writing",
+    "estimated_phases": 2,
+    "clarification_needed": False,
+    "clarification_questions": [],
+}
+
+
+def phase(pid: str, rounds: int = 1, tools: list[str] | None = None) -> dict[str, Any]:
+    return {
+        "id": pid,
+        "name": f"phase {pid}",
+        "goal": f"finish {pid}",
+        "estimated_rounds": rounds,
+        "dependencies": [],
+        "allowed_tools": tools or [],
+    }
+
+
+def phases(*ids: str, rounds: int = 1) -> dict[str, Any]:
+    return {"phases": [phase(i, rounds) for i in ids], "execution_strategy": "in order"}
+
+
+def round_plan(*tasks: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "tasks": [
+            {"id": tid, "tool": tool_name, "arguments": args, "purpose": "test"}
+            for tid, tool_name, args in tasks
+        ],
+        "reasoning": "scripted",
+    }
+
+
+ECHO_ROUND = round_plan(("t1", "echo", {"text": "hello"}))
+
+
+def judgement(
+    next_action: str = "end_phase",
+    completed: bool = True,
+    rate: float = 1.0,
+    question: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    return {
+        "task_evaluation": [],
+        "phase_completion_rate": rate,
+        "phase_completed": completed,
+        "internal_analysis": "scripted",
+        "user_summary": f"round judged: {next_action}",
+        "next_action": next_action,
+        "failed_reason": extra.get("failed_reason"),
+        "question": question,
+    }
+
+
+CONTINUE = judgement("continue_phase", completed=False, rate=0.3)
+
+SUMMARY = {
+    "final_summary": "## Report\n\nScripted summary of the run.",
+    "highlights": ["it ran"],
+    "unfinished": [],
+    "next_steps": ["none"],
+    "quality_assessment": "fine",
+}
+
+
+def make_script(**overrides: list[Any]) -> dict[str, list[Any]]:
+    """A script that completes a two-phase run; keyword arguments replace one function's items."""
+    script: dict[str, list[Any]] = {
+        "request_analyser": [ANALYSIS],
+        "phase_planner": [phases("p1", "p2")],
+        "plan_tool_call": [ECHO_ROUND],
+        "judge_tasks": [judgement()],
+        "replanner": [{"status": "replanned", "phases": [phase("p9")]}],
+        "summarizer": [SUMMARY],
+    }
+    script.update(copy.deepcopy(overrides))
+    return script
+
+
+class ToolLog:
+    """What the test tools did, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+
+def make_tools(log: ToolLog) -> list[BaseTool]:
+    @tool
+    def echo(text: str) -> str:
+        """Return the text unchanged."""
+        log.calls.append(("echo", {"text": text}))
+        return text
+
+    @tool
+    def fail(reason: str = "it broke") -> str:
+        """Always raise an error."""
+        log.calls.append(("fail", {"reason": reason}))
+        raise RuntimeError(reason)
+
+    return [echo, fail]
