@@ -9,7 +9,7 @@ paused thread would drop the review (the compiled graph refuses it, see ``graph.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
@@ -67,6 +67,7 @@ def resume(
     feedback: Mapping[str, Any] | None = None,
     *,
     context: Context | dict[str, Any] | None = None,
+    on_progress: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Continue a thread: answer its pending review, or go on after an error or a crash.
 
@@ -75,7 +76,7 @@ def resume(
     ``{"action": "answer", "answer": ...}``, ``{"action": "allow"}`` or ``{"action": "deny"}``.
     Feedback that does not fit the pending review raises `FeedbackError` and changes nothing.
     The thread is leased for the whole call, so the check and the run cannot be interleaved
-    with another runner's.
+    with another runner's. ``on_progress`` receives each progress event as the run goes on.
     """
     thread_id = thread_id_of(config)
     settings = Context.coerce(context)
@@ -97,5 +98,12 @@ def resume(
             raise FeedbackError(
                 f"thread {thread_id!r} is not waiting for a review; resume it without feedback"
             )
-        result: dict[str, Any] = graph.invoke(payload, config, context=settings)
+        result: dict[str, Any] = {}
+        for mode, chunk in graph.stream(
+            payload, config, context=settings, stream_mode=["custom", "values"]
+        ):
+            if mode == "values":
+                result = chunk
+            elif on_progress is not None:
+                on_progress(chunk)
         return result

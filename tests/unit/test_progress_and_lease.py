@@ -1,0 +1,165 @@
+"""Progress events (SPEC section 9), per-thread leases (SPEC section 8), the scripted model file."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from phasegraph import Context, ScriptedChatModel, ThreadBusyError, build_graph, resume
+from phasegraph.lease import SqliteLeaseStore
+from phasegraph.models import model_from_context
+from scripts import judgement, make_script, phases, round_plan
+
+
+def test_progress_events_in_order(tools) -> None:
+    script = make_script(
+        phase_planner=[phases("p1", rounds=2)],
+        judge_tasks=[judgement("replan", completed=False, rate=0.4), judgement()],
+        replanner=[{"status": "replanned", "phases": [phases("p2")["phases"][0]]}],
+    )
+    graph = build_graph(model=ScriptedChatModel(script=script), tools=tools,
+                        checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "e"}}
+    events = [
+        chunk["event"]
+        for chunk in graph.stream({"request": "go"}, config, context=Context(review="plan"),
+                                  stream_mode="custom")
+    ]
+    assert events == ["analysed", "phases_planned", "awaiting_review"]
+    events = [
+        chunk
+        for mode, chunk in graph.stream(None, config, context=Context(review="plan"),
+                                        stream_mode=["custom", "updates"])
+        if mode == "custom"
+    ]
+    # resuming without an answer: human_review pauses again and says why
+    assert [e["event"] for e in events] == ["awaiting_review"]
+    assert "no answer given" in events[0]["error"]
+    from langgraph.types import Command
+
+    events = [
+        chunk["event"]
+        for chunk in graph.stream(Command(update={"human_feedback": {"action": "approve"}}),
+                                  config, context=Context(review="plan"), stream_mode="custom")
+    ]
+    assert events == [
+        "review_answered",
+        "phase_started", "round_planned", "task_started", "task_finished", "judged",
+        "replanned",
+        "phase_started", "round_planned", "task_started", "task_finished", "judged",
+        "phase_ended",
+        "summary_ready",
+    ]
+
+
+def test_round_planned_event_carries_the_task_count(tools) -> None:
+    script = make_script(
+        phase_planner=[phases("p1")],
+        plan_tool_call=[round_plan(("a", "echo", {"text": "1"}), ("b", "echo", {"text": "2"}))],
+    )
+    graph = build_graph(model=ScriptedChatModel(script=script), tools=tools)
+    planned = [c for c in graph.stream({"request": "go"}, stream_mode="custom")
+               if c["event"] == "round_planned"]
+    assert planned == [{"event": "round_planned", "phase_id": "p1", "round": 1, "tasks": 2}]
+
+
+def test_two_runners_in_one_process_one_gets_busy() -> None:
+    release = threading.Event()
+    entered = threading.Event()
+
+    @tool
+    def block(label: str) -> str:
+        """Wait until the test releases it."""
+        entered.set()
+        release.wait(20)
+        return label
+
+    script = make_script(phase_planner=[phases("p1")],
+                         plan_tool_call=[round_plan(("t1", "block", {"label": "x"}))])
+    graph = build_graph(model=ScriptedChatModel(script=script), tools=[block],
+                        checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "busy"}}
+    outcome: dict[str, object] = {}
+    first = threading.Thread(
+        target=lambda: outcome.setdefault("first", graph.invoke({"request": "go"}, config))
+    )
+    first.start()
+    assert entered.wait(20)
+    with pytest.raises(ThreadBusyError, match="'busy' is busy"):
+        graph.invoke(None, config)
+    with pytest.raises(ThreadBusyError):
+        resume(graph, config)
+    release.set()
+    first.join(20)
+    assert outcome["first"]["status"] == "completed"
+    # the lease is given back: the thread can be read and used again
+    assert graph.get_state(config).next == ()
+
+
+def test_sqlite_lease_store_blocks_a_live_holder_and_reclaims_a_dead_one(tmp_path: Path) -> None:
+    db = tmp_path / "leases.sqlite"
+    store = SqliteLeaseStore(str(db))
+    store.acquire("t", "alive-owner")
+    with pytest.raises(ThreadBusyError, match=f"pid {os.getpid()}"):
+        store.acquire("t", "someone-else")
+    store.release("t", "alive-owner")
+    store.acquire("t", "someone-else")
+    # a holder whose process is gone (pid of an exited child) is taken over
+    child = os.fork()
+    if child == 0:
+        os._exit(0)
+    os.waitpid(child, 0)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE phasegraph_leases SET pid = ? WHERE thread_id = 't'", (child,))
+    store.acquire("t", "third")
+    # and an expired lease is taken over too, whatever its host
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE phasegraph_leases SET host = 'elsewhere', expires_at = ?",
+                     (time.time() - 1,))
+    store.acquire("t", "fourth")
+
+
+def test_sqlite_checkpointer_gets_a_lease_table(tmp_path: Path, tools) -> None:
+    db = tmp_path / "threads.sqlite"
+    with SqliteSaver.from_conn_string(str(db)) as saver:
+        graph = build_graph(model=ScriptedChatModel(script=make_script()), tools=tools,
+                            checkpointer=saver)
+        out = graph.invoke({"request": "go"}, {"configurable": {"thread_id": "s"}})
+    assert out["status"] == "completed"
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM phasegraph_leases").fetchone()[0] == 0
+
+
+def test_scripted_model_from_file_and_settings(tmp_path: Path, tools) -> None:
+    path = tmp_path / "demo.json"
+    path.write_text(json.dumps(make_script()), encoding="utf-8")
+    graph = build_graph(tools=tools, checkpointer=InMemorySaver())
+    out = graph.invoke({"request": "go"}, {"configurable": {"thread_id": "f"}},
+                       context=Context(model=f"scripted:{path}"))
+    assert out["status"] == "completed"
+    assert out["step_count"] == 7
+
+
+def test_scripted_model_file_errors_are_clear(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"plan_tool_call": {"not": "a list"}}', encoding="utf-8")
+    with pytest.raises(ValueError, match="must map function names to lists"):
+        model_from_context(Context(model=f"scripted:{bad}"))
+    with pytest.raises(ValueError, match="cannot read scripted model file"):
+        model_from_context(Context(model=f"scripted:{tmp_path / 'missing.json'}"))
+
+
+def test_missing_model_is_a_clear_failure_with_a_summary(tools, monkeypatch) -> None:
+    monkeypatch.delenv("PHASEGRAPH_MODEL", raising=False)
+    out = build_graph(tools=tools).invoke({"request": "go"}, context=Context(model=""))
+    assert out["status"] == "failed"
+    assert "no model configured" in out["final_summary"]

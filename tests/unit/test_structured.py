@@ -1,0 +1,149 @@
+"""Structured results (SPEC section 1): forced calls, validation, bounded repair, JSON fallback."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+from phasegraph import ScriptedChatModel
+from phasegraph.state import Judgement, RoundPlan, StructuredRequest
+from phasegraph.structured import call_structured, function_spec
+from scripts import ANALYSIS, ECHO_ROUND, judgement
+
+PROMPT = [HumanMessage("go")]
+
+
+def call(items: list[Any], schema=StructuredRequest, name="request_analyser", **kw):
+    model = ScriptedChatModel(script={name: items})
+    return call_structured(model, name, schema, PROMPT, retries=kw.pop("retries", 2), **kw), model
+
+
+def test_forced_call_names_the_function() -> None:
+    result, model = call([ANALYSIS])
+    assert result.value == StructuredRequest(**ANALYSIS)
+    assert result.attempts == 1
+    assert model.calls[0][0] == "request_analyser"
+
+
+def test_function_spec_carries_the_schema() -> None:
+    spec = function_spec("judge_tasks", Judgement)
+    assert spec["function"]["name"] == "judge_tasks"
+    props = spec["function"]["parameters"]["properties"]
+    assert {"phase_completion_rate", "next_action", "user_summary"} <= set(props)
+
+
+def test_prose_then_valid_is_repaired() -> None:
+    result, model = call([None, ANALYSIS])
+    assert result.value is not None
+    assert result.attempts == 2
+    repair = model.calls[1][1]
+    assert "answered in prose" in repair[-1].content
+
+
+def test_schema_violation_is_fed_back_with_the_error() -> None:
+    result, model = call([dict(ANALYSIS, estimated_phases=9), ANALYSIS])
+    assert result.value is not None
+    retry = model.calls[1][1]
+    tool_answers = [m for m in retry if isinstance(m, ToolMessage)]
+    assert tool_answers and "estimated_phases" in tool_answers[0].content
+    assert "less than or equal to 5" in tool_answers[0].content
+
+
+def test_truncated_arguments_are_a_failed_attempt() -> None:
+    result, _ = call(['{"core_goal": "x", "requ'], retries=0)
+    assert result.value is None
+    assert "not valid JSON" in result.errors[0]
+    assert result.counters(counted=True) == {
+        "step_count": 1,
+        "llm_calls": 1,
+        "prompt_tokens": result.prompt_tokens,
+        "completion_tokens": result.completion_tokens,
+        "parse_failures": 1,
+    }
+
+
+def test_retries_are_bounded() -> None:
+    result, model = call([None], retries=2)
+    assert result.value is None
+    assert result.attempts == 3 and len(model.calls) == 3
+    assert "after 3 attempt(s)" in result.failure
+
+
+def test_repair_keeps_only_the_latest_failed_exchange() -> None:
+    _, model = call([None, None, None, ANALYSIS], retries=3)
+    sizes = [len(msgs) for _, msgs in model.calls]
+    assert sizes == [1, 3, 3, 3]
+
+
+def test_model_exception_is_a_failed_attempt() -> None:
+    result, _ = call([RuntimeError("503 upstream"), ANALYSIS])
+    assert result.value is not None
+    assert "503 upstream" in result.errors[0]
+
+
+def test_validation_context_limits_tools_and_tasks() -> None:
+    too_many = {"tasks": [dict(ECHO_ROUND["tasks"][0], id=f"t{i}") for i in range(3)]}
+    result, _ = call(
+        [too_many], RoundPlan, "plan_tool_call", retries=0,
+        validation_context={"allowed_tools": ["echo"], "max_tasks": 2},
+    )
+    assert "at most 2 tasks" in result.errors[0]
+    result, _ = call(
+        [ECHO_ROUND], RoundPlan, "plan_tool_call", retries=0,
+        validation_context={"allowed_tools": ["read_file"]},
+    )
+    assert "'echo', which is not available" in result.errors[0]
+
+
+def test_cyclic_dependencies_are_rejected() -> None:
+    plan = {
+        "tasks": [
+            {"id": "a", "tool": "echo", "depends_on": ["b"]},
+            {"id": "b", "tool": "echo", "depends_on": ["a"]},
+        ]
+    }
+    result, _ = call([plan], RoundPlan, "plan_tool_call", retries=0)
+    assert "cycle" in result.errors[0]
+
+
+def test_ask_user_needs_a_question() -> None:
+    result, _ = call([judgement("ask_user", completed=False)], Judgement, "judge_tasks", retries=0)
+    assert "needs a question" in result.errors[0]
+
+
+class JsonOnlyModel(BaseChatModel):
+    """A model without function calling that answers in (fenced) JSON text."""
+
+    reply: str
+
+    @property
+    def _llm_type(self) -> str:
+        return "json-only"
+
+    def _generate(self, messages: list[BaseMessage], stop=None, run_manager=None, **kw) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self.reply))])
+
+
+def test_model_without_tools_gets_json_mode() -> None:
+    import json
+
+    model = JsonOnlyModel(reply="Sure:\n```json\n" + json.dumps(ANALYSIS) + "\n```")
+    result = call_structured(model, "request_analyser", StructuredRequest, PROMPT, retries=0)
+    assert result.value == StructuredRequest(**ANALYSIS)
+
+
+def test_json_in_content_is_accepted_when_tool_choice_is_ignored() -> None:
+    import json
+
+    class IgnoresToolChoice(ScriptedChatModel):
+        def _generate(self, messages, stop=None, run_manager=None, **kw):
+            return ChatResult(
+                generations=[ChatGeneration(message=AIMessage(content=json.dumps(ANALYSIS)))]
+            )
+
+    model = IgnoresToolChoice(script={})
+    result = call_structured(model, "request_analyser", StructuredRequest, PROMPT, retries=0)
+    assert result.value is not None and result.value.core_goal == ANALYSIS["core_goal"]
