@@ -22,6 +22,7 @@ HERE = Path(__file__).parent
 
 
 def main() -> int:
+    """Run the demo request, approve its plan, print the summary."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=f"scripted:{HERE / 'demo_script.json'}")
     parser.add_argument("--base-url", default="")
@@ -53,8 +54,9 @@ def main() -> int:
     with SqliteSaver.from_conn_string(str(workspace / "threads.sqlite")) as saver:
         graph = build_graph(model=model, tools=[list_names, save_text], checkpointer=saver)
         request = "List the files in this folder and write their names to files.md"
-        for event in graph.stream({"request": request}, config, context=context,
-                                  stream_mode="custom"):
+        for event in graph.stream(
+            {"request": request}, config, context=context, stream_mode="custom"
+        ):
             print("  progress:", event, file=sys.stderr)
         state = graph.get_state(config)
         review = state.values["pending_review"]

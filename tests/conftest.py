@@ -10,6 +10,7 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph
+
 from scripts import ToolLog, make_script, make_tools
 
 

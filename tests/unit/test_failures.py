@@ -8,6 +8,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph
+
 from scripts import CONTINUE, judgement, make_script, phases, round_plan
 
 BAD = {

@@ -17,6 +17,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from phasegraph import Context, ScriptedChatModel, ThreadBusyError, build_graph, resume
 from phasegraph.lease import SqliteLeaseStore
 from phasegraph.models import model_from_context
+
 from scripts import judgement, make_script, phases, round_plan
 
 
@@ -26,19 +27,22 @@ def test_progress_events_in_order(tools) -> None:
         judge_tasks=[judgement("replan", completed=False, rate=0.4), judgement()],
         replanner=[{"status": "replanned", "phases": [phases("p2")["phases"][0]]}],
     )
-    graph = build_graph(model=ScriptedChatModel(script=script), tools=tools,
-                        checkpointer=InMemorySaver())
+    graph = build_graph(
+        model=ScriptedChatModel(script=script), tools=tools, checkpointer=InMemorySaver()
+    )
     config = {"configurable": {"thread_id": "e"}}
     events = [
         chunk["event"]
-        for chunk in graph.stream({"request": "go"}, config, context=Context(review="plan"),
-                                  stream_mode="custom")
+        for chunk in graph.stream(
+            {"request": "go"}, config, context=Context(review="plan"), stream_mode="custom"
+        )
     ]
     assert events == ["analysed", "phases_planned", "awaiting_review"]
     events = [
         chunk
-        for mode, chunk in graph.stream(None, config, context=Context(review="plan"),
-                                        stream_mode=["custom", "updates"])
+        for mode, chunk in graph.stream(
+            None, config, context=Context(review="plan"), stream_mode=["custom", "updates"]
+        )
         if mode == "custom"
     ]
     # resuming without an answer: human_review pauses again and says why
@@ -48,14 +52,26 @@ def test_progress_events_in_order(tools) -> None:
 
     events = [
         chunk["event"]
-        for chunk in graph.stream(Command(update={"human_feedback": {"action": "approve"}}),
-                                  config, context=Context(review="plan"), stream_mode="custom")
+        for chunk in graph.stream(
+            Command(update={"human_feedback": {"action": "approve"}}),
+            config,
+            context=Context(review="plan"),
+            stream_mode="custom",
+        )
     ]
     assert events == [
         "review_answered",
-        "phase_started", "round_planned", "task_started", "task_finished", "judged",
+        "phase_started",
+        "round_planned",
+        "task_started",
+        "task_finished",
+        "judged",
         "replanned",
-        "phase_started", "round_planned", "task_started", "task_finished", "judged",
+        "phase_started",
+        "round_planned",
+        "task_started",
+        "task_finished",
+        "judged",
         "phase_ended",
         "summary_ready",
     ]
@@ -67,8 +83,11 @@ def test_round_planned_event_carries_the_task_count(tools) -> None:
         plan_tool_call=[round_plan(("a", "echo", {"text": "1"}), ("b", "echo", {"text": "2"}))],
     )
     graph = build_graph(model=ScriptedChatModel(script=script), tools=tools)
-    planned = [c for c in graph.stream({"request": "go"}, stream_mode="custom")
-               if c["event"] == "round_planned"]
+    planned = [
+        c
+        for c in graph.stream({"request": "go"}, stream_mode="custom")
+        if c["event"] == "round_planned"
+    ]
     assert planned == [{"event": "round_planned", "phase_id": "p1", "round": 1, "tasks": 2}]
 
 
@@ -83,10 +102,12 @@ def test_two_runners_in_one_process_one_gets_busy() -> None:
         release.wait(20)
         return label
 
-    script = make_script(phase_planner=[phases("p1")],
-                         plan_tool_call=[round_plan(("t1", "block", {"label": "x"}))])
-    graph = build_graph(model=ScriptedChatModel(script=script), tools=[block],
-                        checkpointer=InMemorySaver())
+    script = make_script(
+        phase_planner=[phases("p1")], plan_tool_call=[round_plan(("t1", "block", {"label": "x"}))]
+    )
+    graph = build_graph(
+        model=ScriptedChatModel(script=script), tools=[block], checkpointer=InMemorySaver()
+    )
     config = {"configurable": {"thread_id": "busy"}}
     outcome: dict[str, object] = {}
     first = threading.Thread(
@@ -123,16 +144,18 @@ def test_sqlite_lease_store_blocks_a_live_holder_and_reclaims_a_dead_one(tmp_pat
     store.acquire("t", "third")
     # and an expired lease is taken over too, whatever its host
     with sqlite3.connect(db) as conn:
-        conn.execute("UPDATE phasegraph_leases SET host = 'elsewhere', expires_at = ?",
-                     (time.time() - 1,))
+        conn.execute(
+            "UPDATE phasegraph_leases SET host = 'elsewhere', expires_at = ?", (time.time() - 1,)
+        )
     store.acquire("t", "fourth")
 
 
 def test_sqlite_checkpointer_gets_a_lease_table(tmp_path: Path, tools) -> None:
     db = tmp_path / "threads.sqlite"
     with SqliteSaver.from_conn_string(str(db)) as saver:
-        graph = build_graph(model=ScriptedChatModel(script=make_script()), tools=tools,
-                            checkpointer=saver)
+        graph = build_graph(
+            model=ScriptedChatModel(script=make_script()), tools=tools, checkpointer=saver
+        )
         out = graph.invoke({"request": "go"}, {"configurable": {"thread_id": "s"}})
     assert out["status"] == "completed"
     with sqlite3.connect(db) as conn:
@@ -143,8 +166,11 @@ def test_scripted_model_from_file_and_settings(tmp_path: Path, tools) -> None:
     path = tmp_path / "demo.json"
     path.write_text(json.dumps(make_script()), encoding="utf-8")
     graph = build_graph(tools=tools, checkpointer=InMemorySaver())
-    out = graph.invoke({"request": "go"}, {"configurable": {"thread_id": "f"}},
-                       context=Context(model=f"scripted:{path}"))
+    out = graph.invoke(
+        {"request": "go"},
+        {"configurable": {"thread_id": "f"}},
+        context=Context(model=f"scripted:{path}"),
+    )
     assert out["status"] == "completed"
     assert out["step_count"] == 7
 

@@ -16,6 +16,7 @@ from phasegraph import (
     build_graph,
     resume,
 )
+
 from scripts import ANALYSIS, judgement, make_script, phase, phases
 
 CONFIG = {"configurable": {"thread_id": "r1"}}

@@ -11,6 +11,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from phasegraph import ScriptedChatModel
 from phasegraph.state import Judgement, RoundPlan, StructuredRequest
 from phasegraph.structured import call_structured, function_spec
+
 from scripts import ANALYSIS, ECHO_ROUND, judgement
 
 PROMPT = [HumanMessage("go")]
@@ -87,12 +88,18 @@ def test_model_exception_is_a_failed_attempt() -> None:
 def test_validation_context_limits_tools_and_tasks() -> None:
     too_many = {"tasks": [dict(ECHO_ROUND["tasks"][0], id=f"t{i}") for i in range(3)]}
     result, _ = call(
-        [too_many], RoundPlan, "plan_tool_call", retries=0,
+        [too_many],
+        RoundPlan,
+        "plan_tool_call",
+        retries=0,
         validation_context={"allowed_tools": ["echo"], "max_tasks": 2},
     )
     assert "at most 2 tasks" in result.errors[0]
     result, _ = call(
-        [ECHO_ROUND], RoundPlan, "plan_tool_call", retries=0,
+        [ECHO_ROUND],
+        RoundPlan,
+        "plan_tool_call",
+        retries=0,
         validation_context={"allowed_tools": ["read_file"]},
     )
     assert "'echo', which is not available" in result.errors[0]
@@ -123,7 +130,7 @@ class JsonOnlyModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "json-only"
 
-    def _generate(self, messages: list[BaseMessage], stop=None, run_manager=None, **kw) -> ChatResult:
+    def _generate(self, messages: list[BaseMessage], stop=None, run_manager=None, **kw):
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self.reply))])
 
 
