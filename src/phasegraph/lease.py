@@ -210,10 +210,12 @@ def hold_lease(store: LeaseStore, thread_id: str) -> Iterator[None]:
 
     keeper = threading.Thread(target=renew, name=f"lease-{thread_id}", daemon=True)
     keeper.start()
-    token = _held.set(_held.get() | {thread_id})
+    # set() rather than a reset token: an async generator may be closed in another context.
+    previous = _held.get()
+    _held.set(previous | {thread_id})
     try:
         yield
     finally:
-        _held.reset(token)
+        _held.set(previous)
         stop.set()
         store.release(thread_id, owner)

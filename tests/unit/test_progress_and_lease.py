@@ -189,3 +189,36 @@ def test_missing_model_is_a_clear_failure_with_a_summary(tools, monkeypatch) -> 
     out = build_graph(tools=tools).invoke({"request": "go"}, context=Context(model=""))
     assert out["status"] == "failed"
     assert "no model configured" in out["final_summary"]
+
+
+def test_async_runs_hold_and_release_the_lease(tools) -> None:
+    """ainvoke/astream as the LangGraph server drives them: pause, then answer by Command."""
+    import asyncio
+
+    from langgraph.types import Command
+
+    graph = build_graph(
+        model=ScriptedChatModel(script=make_script()), tools=tools, checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": "async"}}
+    context = Context(review="plan")
+
+    async def scenario() -> dict:
+        paused = await graph.ainvoke({"request": "go"}, config, context=context)
+        assert paused["pending_review"]["kind"] == "plan_review"
+        # the server may step one stream from several tasks: the lease is taken in one
+        # task's context and given back in another's
+        stream = graph.astream(
+            Command(update={"human_feedback": {"action": "approve"}}),
+            config,
+            context=context,
+            stream_mode="values",
+        )
+        chunks = [await asyncio.create_task(stream.__anext__())]
+        chunks += [chunk async for chunk in stream]
+        return chunks[-1]
+
+    out = asyncio.run(scenario())
+    assert out["status"] == "completed"
+    with graph.lease(config):  # released: taking it again does not raise ThreadBusyError
+        pass
