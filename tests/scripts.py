@@ -112,3 +112,27 @@ def make_tools(log: ToolLog) -> list[BaseTool]:
         raise RuntimeError(reason)
 
     return [echo, fail]
+
+
+def distinct_plans(tasks_per_round: int = 1, tool: str = "echo") -> Any:
+    """A plan_tool_call item that never repeats a call (no repeated_action trigger)."""
+    count = {"n": 0}
+
+    def item(_messages: Any) -> dict[str, Any]:
+        count["n"] += 1
+        return round_plan(
+            *[(f"t{i}", tool, {"text": f"call {count['n']}.{i}"}) for i in range(tasks_per_round)]
+        )
+
+    return item
+
+
+def rising_judgements(step: float = 0.01) -> Any:
+    """A judge_tasks item whose completion rate rises a little each round (no stall)."""
+    count = {"n": 0}
+
+    def item(_messages: Any) -> dict[str, Any]:
+        count["n"] += 1
+        return judgement("continue_phase", completed=False, rate=min(0.99, step * count["n"]))
+
+    return item

@@ -8,10 +8,13 @@ not end up in a checkpoint or a Studio form.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, TypeVar, cast, get_args
+
+from phasegraph.tools.constraints import DEFAULT_TOOL_RULES, validate_rules
 
 # The largest budget a run may have; LangGraph's super-step limit is set from it.
 MAX_STEPS_LIMIT = 10_000
@@ -115,6 +118,22 @@ class Context:
         default_factory=_env("LLM_TIMEOUT_S", 120.0, float),
         metadata={"description": "Seconds one model call may take."},
     )
+    prompt_token_budget: int = field(
+        default_factory=_env("PROMPT_TOKEN_BUDGET", 3000, int),
+        metadata={
+            "description": "Tokens a prompt's history may take: the latest two rounds in full, "
+            "older ones by their judge summaries, tool outputs cut to fit."
+        },
+    )
+    tool_rules: dict[str, dict[str, list[str]]] = field(
+        default_factory=_env(
+            "TOOL_RULES", DEFAULT_TOOL_RULES, lambda s: validate_rules(json.loads(s))
+        ),
+        metadata={
+            "description": "Tools allowed and forbidden by task type, e.g. "
+            '{"research": {"forbidden": ["write_file"]}}; a phase may narrow them further.'
+        },
+    )
     max_output_chars: int = field(
         default_factory=_env("MAX_OUTPUT_CHARS", 4000, int),
         metadata={"description": "Tool output kept per task; the rest is cut with a marker."},
@@ -138,7 +157,9 @@ class Context:
             "round_timeout_s": (0.001, 86_400),
             "llm_timeout_s": (0.001, 86_400),
             "max_output_chars": (100, 10_000_000),
+            "prompt_token_budget": (200, 1_000_000),
         }
+        self.tool_rules = validate_rules(self.tool_rules)
         for name, (low, high) in bounds.items():
             value = getattr(self, name)
             if not low <= value <= high:

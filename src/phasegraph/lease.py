@@ -154,7 +154,7 @@ _stores_lock = threading.Lock()
 
 def lease_store_for(checkpointer: Any) -> LeaseStore:
     """The lease store that fits a checkpointer: its SQLite file, else this process."""
-    return _store_at(_sqlite_path(checkpointer))
+    return _store_at(sqlite_path_of(checkpointer))
 
 
 async def alease_store_for(checkpointer: Any) -> LeaseStore:
@@ -183,7 +183,8 @@ def _main_file(rows: Any) -> str:
     return next((str(row[2]) for row in rows if row[1] == "main" and row[2]), "")
 
 
-def _sqlite_path(checkpointer: Any) -> str:
+def sqlite_path_of(checkpointer: Any) -> str:
+    """The file of a SQLite checkpointer ("" for anything else or an in-memory database)."""
     conn = getattr(checkpointer, "conn", None)
     if not isinstance(conn, sqlite3.Connection):
         return ""

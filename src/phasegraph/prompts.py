@@ -114,3 +114,22 @@ Call {name} again, once, with arguments that match its schema exactly."""
 JSON_MODE = """Answer with one JSON object only, no prose: the arguments of the function {name},
 matching this JSON schema:
 {schema}"""
+
+#: The concrete guidance each reflection trigger adds to the next replan and plan prompts.
+REFLECTION_GUIDANCE = {
+    "repeated_action": "Do not repeat that call: its result is already in the history. Use it, or "
+    "take a different step towards the goal.",
+    "stalled_progress": "The current approach is not moving the phase forward. Change approach: "
+    "other tools, other arguments, or a smaller sub-goal that can be checked.",
+    "stuck_phase": "The phase is stuck. Re-plan it: split it into smaller phases, or decide that "
+    "its goal cannot be met and move on.",
+    "consecutive_failures": "Recent calls keep failing. Find the cause in their errors before "
+    "calling the same tools again, and prefer calls that cannot fail the same way.",
+    "long_task": "This is a check-point: a good part of the step budget is spent. Keep only the "
+    "phases that matter most, so the work can finish within the budget.",
+}
+
+REPLAN_CAP_QUESTION = """The work needs a new plan ({reason}), but the {max_replans} replans \
+allowed are used up. How should I go on? (Answer with guidance, or reject to stop.)"""
+
+FAILURES_QUESTION = """{reason} How should I go on? (Answer with guidance, or reject to stop.)"""

@@ -37,6 +37,8 @@ class StageCall(Generic[M]):
     errors: list[str] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    last_arguments: dict[str, Any] | None = None
+    """The arguments of the last attempt, valid or not (None if it gave none)."""
 
     def counters(self, *, counted: bool) -> dict[str, int]:
         """State deltas of this call; ``counted`` stages spend one step per attempt (SPEC 3)."""
@@ -101,6 +103,7 @@ def call_structured(
             result.prompt_tokens += reply.usage_metadata.get("input_tokens", 0)
             result.completion_tokens += reply.usage_metadata.get("output_tokens", 0)
         args, problem = _extract_arguments(reply, name)
+        result.last_arguments = args
         if args is not None:
             try:
                 result.value = schema.model_validate(args, context=dict(validation_context or {}))

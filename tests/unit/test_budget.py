@@ -12,6 +12,7 @@ from scripts import (
     CONTINUE,
     ECHO_ROUND,
     SUMMARY,
+    distinct_plans,
     judgement,
     make_script,
     phase,
@@ -80,10 +81,13 @@ def test_replan_is_counted(run) -> None:
 def test_budget_stop_still_summarizes_and_plans_no_more(run, tool_log) -> None:
     script = make_script(phase_planner=[phases("p1", rounds=4)], judge_tasks=[CONTINUE])
     out, _, model = run(script, max_steps=5)
-    # phase_plan(1) plan(2) tool(3) judge(4) -> plan(5) -> budget spent: no tool, no judge
+    # phase_plan(1) plan(2) tool(3) judge(4): the 1/3 check-point fires -> replan(5) ->
+    # budget spent: no plan, no tool, no judge after it
     assert out["step_count"] == 5
     assert out["status"] == "budget_exhausted"
-    assert len(model.calls_of("plan_tool_call")) == 2
+    assert [r["trigger"] for r in out["reflections"]] == ["long_task"]
+    assert len(model.calls_of("replanner")) == 1
+    assert len(model.calls_of("plan_tool_call")) == 1
     assert len(tool_log.calls) == 1
     assert len(model.calls_of("judge_tasks")) == 1
     assert out["final_summary"].strip()
@@ -127,6 +131,7 @@ def test_plan_retries_stop_at_the_budget(run) -> None:
 
 def test_round_limit_ends_phase_as_incomplete(run, tool_log) -> None:
     script = make_script(phase_planner=[phases("p1", "p2")], judge_tasks=[CONTINUE])
+    script["plan_tool_call"] = [distinct_plans()]
     out, _, model = run(script, max_steps=100, extra_rounds_per_phase=1)
     # each phase: estimated 1 + 1 extra = 2 rounds, then it ends incomplete
     assert [o["ended_by"] for o in out["phase_outcomes"]] == ["round_limit", "round_limit"]

@@ -37,10 +37,11 @@ from phasegraph.nodes import (
     plan,
     replan,
     routing,
+    run_task,
     summarize,
 )
 from phasegraph.nodes._common import Deps
-from phasegraph.state import InputState, State
+from phasegraph.state import InputState, State, TaskInput
 from phasegraph.tools import tool_index
 
 # Budgets live in the state (SPEC section 8), not in LangGraph's per-invocation super-step limit.
@@ -48,7 +49,7 @@ from phasegraph.tools import tool_index
 # an invocation takes at most about 1.5 super-steps per step: this limit is never the one reached.
 RECURSION_LIMIT = 2 * MAX_STEPS_LIMIT + 100
 
-NodeFn = Callable[[State, Runtime[Context], Deps], dict[str, Any]]
+NodeFn = Callable[[Any, Runtime[Context], Deps], dict[str, Any]]
 
 
 def _bind(fn: NodeFn, deps: Deps) -> Callable[..., dict[str, Any]]:
@@ -183,7 +184,7 @@ def build_graph(
     Returns:
         The compiled graph, interrupting before ``human_review``.
     """
-    deps = Deps(model=model, tools=tool_index(tools or []))
+    deps = Deps(model=model, tools=tool_index(tools or []), checkpointer=checkpointer)
     builder = StateGraph(State, context_schema=Context, input_schema=InputState)
     # LangGraph injects the NodeError by the parameter's type; its typing has no such protocol.
     builder.set_node_defaults(error_handler=cast(Any, on_node_error))
@@ -191,6 +192,7 @@ def build_graph(
     builder.add_node("phase_plan", _bind(phase_plan.phase_plan, deps))
     builder.add_node("plan", _bind(plan.plan, deps))
     builder.add_node("execute", _bind(execute.execute, deps))
+    builder.add_node("run_task", _bind(run_task.run_task, deps), input_schema=TaskInput)
     builder.add_node("judge", _bind(judge.judge, deps))
     builder.add_node("replan", _bind(replan.replan, deps))
     builder.add_node("human_review", human_review.human_review)
@@ -200,7 +202,10 @@ def build_graph(
     builder.add_conditional_edges("analyse", routing.route_after_analyse)
     builder.add_conditional_edges("phase_plan", routing.route_after_phase_plan)
     builder.add_conditional_edges("plan", routing.route_after_plan)
-    builder.add_edge("execute", "judge")
+    builder.add_conditional_edges(
+        "execute", routing.route_after_execute, ["human_review", "judge", "run_task"]
+    )
+    builder.add_edge("run_task", "execute")
     builder.add_conditional_edges("judge", routing.route_after_judge)
     builder.add_conditional_edges("replan", routing.route_after_replan)
     builder.add_conditional_edges("human_review", routing.route_after_human_review)

@@ -14,24 +14,38 @@ from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
 from phasegraph.errors import redact
+from phasegraph.journal import ToolJournal, journal_for
 from phasegraph.models import model_from_context
-from phasegraph.state import Limits, RunError, State
+from phasegraph.state import Limits, RoundRecord, RunError, State
 from phasegraph.structured import StageCall
+from phasegraph.tools.constraints import allowed_tools
 
 
 @dataclass
 class Deps:
-    """What `build_graph` hands to every node: the model (or None: from settings) and tools."""
+    """What `build_graph` hands to every node: model (None: from settings), tools, journal."""
 
     model: BaseChatModel | None = None
     tools: dict[str, BaseTool] = field(default_factory=dict)
+    checkpointer: Any = None
+    _journal: ToolJournal | None = None
+
+    def journal(self) -> ToolJournal:
+        """The tool journal that fits the graph's checkpointer (created on first use)."""
+        if self._journal is None:
+            self._journal = journal_for(self.checkpointer)
+        return self._journal
 
     def chat_model(self, runtime: Runtime[Context]) -> BaseChatModel:
         """The model passed to `build_graph`, else the one the settings name."""
         if self.model is not None:
             return self.model
-        thread_id = str(get_config().get("configurable", {}).get("thread_id", ""))
-        return model_from_context(context_of(runtime), thread_id)
+        return model_from_context(context_of(runtime), thread_id())
+
+
+def thread_id() -> str:
+    """The id of the thread being run ("" when the graph runs without one)."""
+    return str(get_config().get("configurable", {}).get("thread_id", ""))
 
 
 def context_of(runtime: Runtime[Context]) -> Context:
@@ -104,6 +118,25 @@ def stage_failure(node: str, call: StageCall[Any], state: State) -> dict[str, An
     out_of_budget = node != "analyse" and spent_by >= limits_of(state)["max_steps"]
     error: RunError = {"node": node, "type": "StageFailed", "message": redact(call.failure)}
     return {"stop_reason": "budget" if out_of_budget else "stage_failed", "error": error}
+
+
+def phase_window(state: State) -> list[RoundRecord]:
+    """Rounds of the current phase since it started or was last replanned."""
+    phase_id = current_phase(state)["id"]
+    start = state.get("phase_window_seq", 0)
+    return [
+        r for r in state.get("rounds", []) if r["phase_id"] == phase_id and r["round_seq"] > start
+    ]
+
+
+def phase_allowed_tools(
+    state: State, phase: Mapping[str, Any], deps: Deps, context: Context
+) -> list[str]:
+    """Tools the phase may use: its task type's rules, narrowed by the phase's own list."""
+    task_type = str((state.get("structured_request") or {}).get("task_type", ""))
+    return allowed_tools(
+        deps.tools, task_type, phase.get("allowed_tools") or [], context.tool_rules
+    )
 
 
 def dump(value: Any) -> str:

@@ -1,29 +1,47 @@
-"""`execute`: run the round's tasks (one step per tool execution).
+"""`execute`: dispatch the round's tasks in waves (SPEC section 5).
 
-Independent tasks (no unmet depends_on) run at the same time, up to ``max_parallel``. A task
-whose dependency did not succeed is skipped; a task naming a tool the phase may not use is
-refused and recorded in ``tool_violations``; once the budget is spent no further tool runs.
-Tasks still running at the per-task or per-round timeout are recorded as ``timeout`` and the
-round goes on to the judge.
+Each wave is the tasks whose dependencies have succeeded, up to ``max_parallel`` and what is
+left of the step budget. The router sends each to its own `run_task` (a separate LangGraph
+task, so a finished one is durable as soon as it ends and is not run again on resume); when a
+wave is done, `execute` runs again for the next one, and after the last the round goes to the
+judge. Tasks that cannot run get their result here: skipped (a dependency failed, or the budget
+is spent), refused (a tool the task type or phase may not use, recorded in ``tool_violations``),
+or timeout (the round's time is up). A refused task that carries a justification asks the
+person first when tool-permission reviews are on.
 """
 
 from __future__ import annotations
 
-import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
-from phasegraph.nodes._common import Deps, budget_left, context_of, current_phase
-from phasegraph.nodes.plan import allowed_tools
+from phasegraph.journal import journal_key
+from phasegraph.nodes._common import (
+    Deps,
+    budget_left,
+    context_of,
+    current_phase,
+    limits_of,
+    phase_allowed_tools,
+    thread_id,
+)
 from phasegraph.progress import emit
-from phasegraph.state import State, TaskResult, ToolViolation
-from phasegraph.tools import run_tool
+from phasegraph.state import State, TaskInput, TaskOutcome, TaskResult, ToolViolation
+from phasegraph.tools.constraints import refusal_reason
 
 
-def _result(task: dict[str, Any], status: Any, output: str, duration: float = 0.0) -> TaskResult:
+def task_result(
+    task: dict[str, Any],
+    status: TaskOutcome,
+    output: str,
+    duration: float = 0.0,
+    *,
+    wave: int = 0,
+    replayed: bool = False,
+) -> TaskResult:
+    """One task's result record."""
     return {
         "task_id": task["id"],
         "tool": task["tool"],
@@ -31,95 +49,105 @@ def _result(task: dict[str, Any], status: Any, output: str, duration: float = 0.
         "status": status,
         "output": output,
         "duration_s": round(duration, 4),
+        "wave": wave,
+        "replayed": replayed,
     }
 
 
+def round_elapsed(results: list[TaskResult]) -> float:
+    """Time the round's waves took so far: waves run one after another, tasks within at once."""
+    longest: dict[int, float] = {}
+    for result in results:
+        longest[result["wave"]] = max(longest.get(result["wave"], 0.0), result["duration_s"])
+    return sum(longest.values())
+
+
 def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
-    """Run every task of the current round plan and record one result per task."""
+    """Settle the tasks that cannot run and pick the next wave for `run_task`."""
     context = context_of(runtime)
     phase = current_phase(state)
+    task_type = str((state.get("structured_request") or {}).get("task_type", ""))
     tasks: list[dict[str, Any]] = (state.get("current_plan") or {}).get("tasks", [])
-    permitted = set(allowed_tools(phase, deps))
-    results: dict[str, TaskResult] = {}
-    violations: list[ToolViolation] = []
+    allowed = set(phase_allowed_tools(state, phase, deps, context))
+    decisions = state.get("tool_decisions") or {}
+    asks_permission = limits_of(state)["review"] == "all"
+    done: dict[str, TaskResult] = {r["task_id"]: r for r in state.get("results", [])}
+    wave = state.get("wave", 0) + 1
+    time_left = context.round_timeout_s - round_elapsed(list(done.values()))
     steps_left = budget_left(state)
-    executed = 0
-    round_deadline = time.monotonic() + context.round_timeout_s
-    waiting = list(tasks)
-    pool = ThreadPoolExecutor(max_workers=context.max_parallel, thread_name_prefix="phasegraph")
-    running: dict[Future[tuple[bool, str]], tuple[dict[str, Any], float]] = {}
-    try:
-        while waiting or running:
-            # Start every task whose dependencies are settled, while slots and budget last.
-            for task in list(waiting):
-                deps_status = [results[d]["status"] for d in task["depends_on"] if d in results]
-                if len(deps_status) < len(task["depends_on"]):
-                    continue
-                waiting.remove(task)
-                if any(s != "ok" for s in deps_status):
-                    results[task["id"]] = _result(task, "skipped", "a task it depends on failed")
-                elif task["tool"] not in permitted:
-                    reason = (
-                        f"tool {task['tool']!r} is not allowed in phase {phase['id']!r}"
-                        if task["tool"] in deps.tools
-                        else f"tool {task['tool']!r} does not exist"
-                    )
-                    results[task["id"]] = _result(task, "refused", reason)
-                    violations.append(
-                        {
-                            "tool": task["tool"],
-                            "phase_id": phase["id"],
-                            "task_id": task["id"],
-                            "reason": reason,
-                        }
-                    )
-                elif executed >= steps_left:
-                    results[task["id"]] = _result(task, "skipped", "the step budget is spent")
-                else:
-                    executed += 1
-                    emit(runtime, "task_started", task_id=task["id"], tool=task["tool"])
-                    future = pool.submit(
-                        run_tool,
-                        deps.tools[task["tool"]],
-                        task["arguments"],
-                        context.max_output_chars,
-                    )
-                    running[future] = (task, time.monotonic())
-            if not running:
+    new: list[TaskResult] = []
+    violations: list[ToolViolation] = []
+    dispatch: list[TaskInput] = []
+    update: dict[str, Any] = {}
+
+    progress = True
+
+    def settle(result: TaskResult) -> None:
+        nonlocal progress
+        done[result["task_id"]] = result
+        new.append(result)
+        progress = True
+
+    while progress:  # settling one task can settle the tasks that depend on it
+        progress = False
+        for task in tasks:
+            if task["id"] in done or any(t["task"]["id"] == task["id"] for t in dispatch):
                 continue
-            now = time.monotonic()
-            next_deadline = min(
-                min(start + context.task_timeout_s for _, start in running.values()),
-                round_deadline,
-            )
-            done, _ = wait(
-                list(running), timeout=max(0.0, next_deadline - now), return_when=FIRST_COMPLETED
-            )
-            now = time.monotonic()
-            for future in list(running):
-                task, start = running[future]
-                if future in done:
-                    ok, output = future.result()
-                    results[task["id"]] = _result(
-                        task, "ok" if ok else "failed", output, now - start
-                    )
-                elif now >= round_deadline or now - start >= context.task_timeout_s:
-                    future.cancel()
-                    limit = min(context.task_timeout_s, round_deadline - start)
-                    results[task["id"]] = _result(
-                        task, "timeout", f"no result within {limit:.1f} s", now - start
-                    )
-                else:
-                    continue
-                del running[future]
-                emit(
-                    runtime,
-                    "task_finished",
-                    task_id=task["id"],
-                    status=results[task["id"]]["status"],
+            deps_done = [done[d] for d in task["depends_on"] if d in done]
+            if len(deps_done) < len(task["depends_on"]):
+                continue
+            key = journal_key(thread_id(), phase["id"], state["round_seq"], task["id"])
+            tool = task["tool"]
+            decision = decisions.get(key)
+            if any(d["status"] != "ok" for d in deps_done):
+                settle(task_result(task, "skipped", "a task it depends on did not succeed"))
+            elif tool not in allowed and decision != "allow":
+                reason = refusal_reason(tool, deps.tools, task_type, phase["id"])
+                if (
+                    decision is None
+                    and asks_permission
+                    and task.get("justification")
+                    and tool in deps.tools
+                ):
+                    update["pending_review"] = {
+                        "kind": "tool_permission",
+                        "stage": "execute",
+                        "key": key,
+                        "task": task,
+                        "reason": reason,
+                        "justification": task["justification"],
+                    }
+                    update["status"] = "awaiting_review"
+                    emit(runtime, "awaiting_review", kind="tool_permission", tool=tool)
+                    break
+                if decision == "deny":
+                    reason += "; the person denied the request"
+                settle(task_result(task, "refused", reason))
+                violations.append(
+                    {"tool": tool, "phase_id": phase["id"], "task_id": task["id"], "reason": reason}
                 )
-    finally:
-        # A tool that ignores its timeout keeps its thread; the round does not wait for it.
-        pool.shutdown(wait=False, cancel_futures=True)
-    ordered = [results[t["id"]] for t in tasks]
-    return {"results": ordered, "step_count": executed, "tool_violations": violations}
+            elif time_left <= 0:
+                settle(task_result(task, "timeout", "the round's time limit was reached first"))
+            elif len(dispatch) >= steps_left:
+                settle(task_result(task, "skipped", "the step budget is spent"))
+            elif len(dispatch) < context.max_parallel:
+                progress = True
+                dispatch.append(
+                    {
+                        "task": task,
+                        "phase_id": phase["id"],
+                        "round_seq": state["round_seq"],
+                        "wave": wave,
+                        "timeout_s": min(context.task_timeout_s, time_left),
+                    }
+                )
+            # else: the wave is full; the task waits for the next one
+        if "pending_review" in update:
+            break
+    if "pending_review" in update:
+        dispatch = []  # nothing starts until the person has answered
+    if new:
+        update["results"] = new
+    if violations:
+        update["tool_violations"] = violations
+    return update | {"dispatch": dispatch, "wave": wave if dispatch else state.get("wave", 0)}

@@ -19,7 +19,7 @@ from phasegraph.nodes._common import context_of
 from phasegraph.progress import emit
 from phasegraph.review import parse_feedback
 from phasegraph.state import State
-from phasegraph.state.schemas import Answer, Edit, Modify, Reject
+from phasegraph.state.schemas import Allow, Answer, Deny, Edit, Modify, Reject
 
 
 def human_review(state: State, *, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -50,6 +50,7 @@ def human_review(state: State, *, runtime: Runtime[Context]) -> dict[str, Any]:
         index = state.get("phase_index", 0)
         update["phases"] = state["phases"][:index] + [p.model_dump() for p in feedback.phases]
         update["phase_round"] = 0
+        update["phase_window_seq"] = state.get("round_seq", 0)
     elif isinstance(feedback, Modify):
         update["review_feedback"] = feedback.feedback
         update["replan_reason"] = "the person asked for changes to the proposed plan"
@@ -58,5 +59,9 @@ def human_review(state: State, *, runtime: Runtime[Context]) -> dict[str, Any]:
         update["clarifications"] = [{"question": question, "answer": feedback.answer}]
         if stage != "analyse":
             update["replan_reason"] = f"the person answered a question: {feedback.answer}"
+    elif isinstance(feedback, Allow | Deny):
+        decisions = dict(state.get("tool_decisions") or {})
+        decisions[pending["key"]] = feedback.action
+        update["tool_decisions"] = decisions
     emit(runtime, "review_answered", kind=kind, action=feedback.action)
     return update

@@ -12,7 +12,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from phasegraph import prompts
+from phasegraph import prompts, reflection
 from phasegraph.context import Context
 from phasegraph.nodes._common import (
     Deps,
@@ -21,6 +21,7 @@ from phasegraph.nodes._common import (
     dump,
     limits_of,
     person_available,
+    phase_window,
     retries_within_budget,
     round_limit,
     stage_failure,
@@ -67,7 +68,11 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     phase = current_phase(state)
     round_no = state["phase_round"]
     limit = round_limit(phase, limits)
-    results = state.get("results", [])
+    planned = [t["id"] for t in (state.get("current_plan") or {}).get("tasks", [])]
+    results = sorted(
+        state.get("results", []),
+        key=lambda r: planned.index(r["task_id"]) if r["task_id"] in planned else len(planned),
+    )
     previous = state.get("judgement")
     shown = [
         {**r, "output": f"<tool-output>{truncate(r['output'], PROMPT_OUTPUT_CHARS)}</tool-output>"}
@@ -124,6 +129,14 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
         update["replan_reason"] = judgement.get("failed_reason") or "the judge asked for a new plan"
 
     ended_by = None
+    record: RoundRecord = {
+        "phase_id": phase["id"],
+        "round": round_no,
+        "round_seq": state["round_seq"],
+        "tasks": (state.get("current_plan") or {}).get("tasks", []),
+        "results": results,
+        "judgement": judgement,
+    }
     if "pending_review" not in update:
         if judgement["phase_completed"]:
             ended_by = "completed"
@@ -131,20 +144,9 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
             ended_by = "end_phase"
         elif round_no >= limit:
             ended_by = "round_limit"
-        elif (
-            judgement["next_action"] == "replan"
-            and state.get("replan_count", 0) >= limits["max_replans"]
-        ):
-            ended_by = "replan_cap"
+        else:
+            ended_by = _reflect(state, record, update, spent, runtime)
     judgement["phase_ended_by"] = ended_by
-
-    record: RoundRecord = {
-        "phase_id": phase["id"],
-        "round": round_no,
-        "tasks": (state.get("current_plan") or {}).get("tasks", []),
-        "results": results,
-        "judgement": judgement,
-    }
     update |= {"judgement": judgement, "rounds": [record]}
     emit(
         runtime,
@@ -168,7 +170,69 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
             "phase_outcomes": [outcome],
             "phase_index": state["phase_index"] + 1,
             "phase_round": 0,
+            "phase_window_seq": state["round_seq"],
             "replan_reason": None,
+            "reflection_note": None,
         }
         emit(runtime, "phase_ended", phase_id=phase["id"], ended_by=ended_by)
     return update
+
+
+def _ask(update: dict[str, Any], question: str, runtime: Runtime[Context]) -> None:
+    update["pending_review"] = {"kind": "clarification", "stage": "judge", "questions": [question]}
+    update["status"] = "awaiting_review"
+    emit(runtime, "awaiting_review", kind="clarification")
+
+
+def _reflect(
+    state: State,
+    record: RoundRecord,
+    update: dict[str, Any],
+    spent: bool,
+    runtime: Runtime[Context],
+) -> str | None:
+    """Check the reflection triggers (SPEC section 4); returns how the phase ends, if it does.
+
+    A trigger routes to replan with a reflection note. Consecutive failures ask the person
+    instead (or end the phase when nobody answers); past the replan cap any trigger does the
+    same. The judge's own request for a replan obeys the cap too.
+    """
+    limits = limits_of(state)
+    window = [*phase_window(state), record]
+    long_fired = sum(1 for r in state.get("reflections", []) if r["trigger"] == "long_task")
+    steps = state.get("step_count", 0) + update.get("step_count", 0)
+    fired = reflection.check_all(window, steps, limits["max_steps"], long_fired)
+    update["reflections"] = [
+        {
+            "trigger": f.trigger,
+            "phase_id": record["phase_id"],
+            "round": record["round"],
+            "reason": f.reason,
+        }
+        for f in fired
+    ]
+    for f in fired:
+        emit(runtime, "reflection_triggered", trigger=f.trigger, reason=f.reason)
+    can_ask = person_available(limits) and not spent
+    failures = next((f for f in fired if f.trigger == "consecutive_failures"), None)
+    if failures is not None:
+        if can_ask:
+            _ask(update, prompts.FAILURES_QUESTION.format(reason=failures.reason), runtime)
+            return None
+        return "consecutive_failures"
+    wants_replan = bool(fired) or record["judgement"]["next_action"] == "replan"
+    if not wants_replan:
+        return None
+    if state.get("replan_count", 0) >= limits["max_replans"]:
+        reason = "; ".join(f.reason for f in fired) or update.get("replan_reason", "")
+        if can_ask:
+            question = prompts.REPLAN_CAP_QUESTION.format(
+                reason=reason, max_replans=limits["max_replans"]
+            )
+            _ask(update, question, runtime)
+            return None
+        return "replan_cap"
+    if fired:
+        update["reflection_note"] = " ".join(f.note for f in fired)
+        update["replan_reason"] = "reflection: " + "; ".join(f.trigger for f in fired)
+    return None

@@ -1,11 +1,19 @@
-"""`plan`: one round of 1-8 tool calls for the current phase (one step per attempt)."""
+"""`plan`: one round of 1-8 tool calls for the current phase (one step per attempt).
+
+The prompt is built from the structured request and the phase's rounds within a token budget
+(SPEC section 7): the latest two rounds in full, a few older ones by their judge summaries, the
+rest as one line; tool outputs are cut until the history fits.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.runtime import Runtime
+from pydantic import ValidationError
 
 from phasegraph import prompts
 from phasegraph.context import Context
@@ -16,6 +24,8 @@ from phasegraph.nodes._common import (
     current_phase,
     dump,
     limits_of,
+    phase_allowed_tools,
+    phase_window,
     retries_within_budget,
     round_limit,
     stage_failure,
@@ -26,31 +36,56 @@ from phasegraph.structured import call_structured
 from phasegraph.tools import describe_tools
 from phasegraph.tools.base import truncate
 
-# Rounds of the phase shown in full; older ones by their judge summary (SPEC section 7).
+# Rounds shown in full, and older rounds shown by their judge summary (SPEC section 7).
 FULL_ROUNDS = 2
+SUMMARY_ROUNDS = 4
+# Tool output kept per task in a prompt: the first try, and the floor when shrinking to fit.
 PROMPT_OUTPUT_CHARS = 1200
+MIN_OUTPUT_CHARS = 80
 
 
-def allowed_tools(phase: dict[str, Any], deps: Deps) -> list[str]:
-    """Tools the phase may use: its own list narrowed to the tools that exist (empty: all)."""
-    named = phase.get("allowed_tools") or []
-    return [t for t in named if t in deps.tools] if named else list(deps.tools)
+def tokens(text: str) -> int:
+    """Approximate tokens of a prompt text, with langchain-core's counter."""
+    return count_tokens_approximately([HumanMessage(text)])
 
 
-def render_history(rounds: list[RoundRecord]) -> str:
-    """Earlier rounds of a phase: the latest in full, older ones by their judge summary."""
-    lines = []
-    for record in rounds[:-FULL_ROUNDS] if len(rounds) > FULL_ROUNDS else []:
-        lines.append(f"Round {record['round']}: {record['judgement'].get('user_summary', '')}")
-    for record in rounds[-FULL_ROUNDS:]:
-        lines.append(f"Round {record['round']} (judged: {record['judgement'].get('user_summary')})")
-        for result in record["results"]:
-            output = truncate(result["output"], PROMPT_OUTPUT_CHARS)
+def render_history(rounds: Sequence[RoundRecord], budget_tokens: int) -> str:
+    """Earlier rounds of a phase, within ``budget_tokens``.
+
+    The latest rounds appear in full (tool calls, statuses, outputs), a few before them by
+    their judge summary, the rest as one line; outputs are cut shorter until the text fits.
+    """
+    if not rounds:
+        return ""
+    full = list(rounds[-FULL_ROUNDS:])
+    older = list(rounds[: -FULL_ROUNDS or None]) if len(rounds) > FULL_ROUNDS else []
+    summarised = older[-SUMMARY_ROUNDS:]
+    dropped = older[: len(older) - len(summarised)]
+    head = []
+    if dropped:
+        rates = [float(r["judgement"].get("phase_completion_rate", 0)) for r in dropped]
+        head.append(
+            f"Rounds {dropped[0]['round']}-{dropped[-1]['round']}: {len(dropped)} earlier rounds, "
+            f"completion {rates[0]:.2f} -> {rates[-1]:.2f}."
+        )
+    head += [f"Round {r['round']}: {r['judgement'].get('user_summary', '')}" for r in summarised]
+    limit = PROMPT_OUTPUT_CHARS
+    while True:
+        lines = list(head)
+        for record in full:
             lines.append(
-                f"  - {result['task_id']} {result['tool']}({dump(result['arguments'])}) "
-                f"-> {result['status']}: <tool-output>{output}</tool-output>"
+                f"Round {record['round']} (judged: {record['judgement'].get('user_summary')})"
             )
-    return prompts.HISTORY.format(rounds="\n".join(lines)) if lines else ""
+            for result in record["results"]:
+                output = truncate(result["output"], limit)
+                lines.append(
+                    f"  - {result['task_id']} {result['tool']}({dump(result['arguments'])}) "
+                    f"-> {result['status']}: <tool-output>{output}</tool-output>"
+                )
+        text = prompts.HISTORY.format(rounds="\n".join(lines))
+        if tokens(text) <= budget_tokens or limit <= MIN_OUTPUT_CHARS:
+            return text
+        limit = max(MIN_OUTPUT_CHARS, limit // 2)
 
 
 def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
@@ -61,29 +96,28 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     limits = limits_of(state)
     phase = current_phase(state)
     round_no = state.get("phase_round", 0) + 1
-    tools = allowed_tools(phase, deps)
+    tools = phase_allowed_tools(state, phase, deps, context)
     request = state["structured_request"] or {}
-    phase_rounds = [r for r in state.get("rounds", []) if r["phase_id"] == phase["id"]]
     note = state.get("reflection_note")
+    fields = {
+        "core_goal": request.get("core_goal", ""),
+        "requirements": dump(request.get("requirements", [])),
+        "constraints": dump(request.get("constraints", [])),
+        "phase_number": state["phase_index"] + 1,
+        "phase_total": len(state["phases"]),
+        "phase_name": phase["name"],
+        "phase_id": phase["id"],
+        "phase_goal": phase["goal"],
+        "round": round_no,
+        "round_limit": round_limit(phase, limits),
+        "tools": describe_tools(deps.tools[t] for t in tools),
+        "reflection": prompts.REFLECTION.format(note=note) if note else "",
+    }
+    fixed = tokens(prompts.PLAN_USER.format(history="", **fields))
+    history = render_history(phase_window(state), max(0, context.prompt_token_budget - fixed))
     messages = [
         SystemMessage(prompts.PLAN_SYSTEM.format(max_tasks=context.max_tasks_per_round)),
-        HumanMessage(
-            prompts.PLAN_USER.format(
-                core_goal=request.get("core_goal", ""),
-                requirements=dump(request.get("requirements", [])),
-                constraints=dump(request.get("constraints", [])),
-                phase_number=state["phase_index"] + 1,
-                phase_total=len(state["phases"]),
-                phase_name=phase["name"],
-                phase_id=phase["id"],
-                phase_goal=phase["goal"],
-                round=round_no,
-                round_limit=round_limit(phase, limits),
-                tools=describe_tools(deps.tools[t] for t in tools),
-                history=render_history(phase_rounds),
-                reflection=prompts.REFLECTION.format(note=note) if note else "",
-            )
-        ),
+        HumanMessage(prompts.PLAN_USER.format(history=history, **fields)),
     ]
     call = call_structured(
         deps.chat_model(runtime),
@@ -94,7 +128,8 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         validation_context={"allowed_tools": tools, "max_tasks": context.max_tasks_per_round},
     )
     update: dict[str, Any] = call.counters(counted=True)
-    if call.value is None:
+    round_plan = call.value or _insisting_plan(call.last_arguments, context)
+    if round_plan is None:
         emit(runtime, "stage_failed", node="plan", reason=call.failure)
         return update | stage_failure("plan", call, state)
     if round_no == 1:
@@ -106,12 +141,32 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
             index=state["phase_index"] + 1,
             total=len(state["phases"]),
         )
-    tasks = [t.model_dump() for t in call.value.tasks]
-    emit(runtime, "round_planned", phase_id=phase["id"], round=round_no, tasks=len(tasks))
+    emit(
+        runtime, "round_planned", phase_id=phase["id"], round=round_no, tasks=len(round_plan.tasks)
+    )
     return update | {
-        "current_plan": call.value.model_dump(),
+        "current_plan": round_plan.model_dump(),
         "phase_round": round_no,
-        "results": [],
+        "round_seq": state.get("round_seq", 0) + 1,
+        "results": [],  # the reducer's "new round": clears the previous round's results
+        "dispatch": [],
+        "wave": 0,
         # The note has been carried into this plan; the next trigger writes a new one.
         "reflection_note": None,
     }
+
+
+def _insisting_plan(arguments: dict[str, Any] | None, context: Context) -> RoundPlan | None:
+    """A plan whose only fault, after every retry, is a tool it may not use.
+
+    Such a plan goes ahead: `execute` refuses those tasks and records the violations, which is
+    what SPEC section 5 asks for, instead of failing the whole run over a model's insistence.
+    """
+    if arguments is None:
+        return None
+    try:
+        return RoundPlan.model_validate(
+            arguments, context={"max_tasks": context.max_tasks_per_round}
+        )
+    except ValidationError:
+        return None

@@ -78,6 +78,7 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
     update |= {
         "phases": done_phases + phases,
         "phase_round": 0,
+        "phase_window_seq": state.get("round_seq", 0),
         "current_plan": None,
     }
     emit(

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from langgraph.types import Send
+
 from phasegraph.nodes._common import budget_spent
 from phasegraph.state import State
 
@@ -50,6 +52,15 @@ def route_after_phase_plan(state: State) -> Literal["human_review", "plan", "sum
 def route_after_plan(state: State) -> Literal["execute", "summarize"]:
     """A round was planned -> execute; if planning spent the budget, no tool may run."""
     return "summarize" if _must_stop(state) or budget_spent(state) else "execute"
+
+
+def route_after_execute(state: State) -> Literal["human_review", "judge"] | list[Send]:
+    """Permission question -> human_review; a wave -> a `run_task` per task; else judge."""
+    if state.get("pending_review"):
+        return "human_review"
+    if state.get("dispatch"):
+        return [Send("run_task", item) for item in state["dispatch"]]
+    return "judge"
 
 
 def route_after_judge(state: State) -> Literal["summarize", "human_review", "plan", "replan"]:

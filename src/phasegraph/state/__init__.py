@@ -22,6 +22,8 @@ from phasegraph.state.state import (
     RunStatus,
     State,
     StopReason,
+    TaskInput,
+    TaskOutcome,
     TaskResult,
     ToolViolation,
 )
@@ -46,6 +48,8 @@ __all__ = [
     "StructuredRequest",
     "Summary",
     "Task",
+    "TaskInput",
+    "TaskOutcome",
     "TaskResult",
     "ToolViolation",
 ]

@@ -37,7 +37,7 @@ class Limits(TypedDict):
 
 
 class TaskResult(TypedDict):
-    """The outcome of one planned task, written by `execute`."""
+    """The outcome of one planned task, written by `execute` or `run_task`."""
 
     task_id: str
     """Id of the task in its round plan."""
@@ -51,6 +51,34 @@ class TaskResult(TypedDict):
     """Tool output or error text, truncated with a marker."""
     duration_s: float
     """Wall time of the execution, 0 when it did not run."""
+    wave: int
+    """Which dispatch of the round ran it (tasks of one wave run at the same time)."""
+    replayed: bool
+    """True when the result came from the tool journal instead of a new execution."""
+
+
+class TaskInput(TypedDict):
+    """What `execute` sends to one `run_task`: a task and where it belongs."""
+
+    task: dict[str, Any]
+    """The dumped `Task`."""
+    phase_id: str
+    """Phase of the round."""
+    round_seq: int
+    """Sequence number of the round in the run (journal key part)."""
+    wave: int
+    """Dispatch number within the round."""
+    timeout_s: float
+    """Seconds the tool may take: the per-task limit, cut to what is left of the round's."""
+
+
+def merge_results(old: list[TaskResult], new: list[TaskResult]) -> list[TaskResult]:
+    """Reducer of `results`: an empty list clears (a new round); results replace by task id."""
+    if not new:
+        return []
+    merged = {r["task_id"]: r for r in old}
+    merged.update({r["task_id"]: r for r in new})
+    return list(merged.values())
 
 
 class RoundRecord(TypedDict):
@@ -60,6 +88,8 @@ class RoundRecord(TypedDict):
     """Phase the round belonged to."""
     round: int
     """1-based number of the round within its phase."""
+    round_seq: int
+    """1-based number of the round within the run."""
     tasks: list[dict[str, Any]]
     """The round's planned tasks (dumped `Task`s)."""
     results: list[TaskResult]
@@ -158,8 +188,18 @@ class State(TypedDict, total=False):
     """Rounds planned so far in the current phase."""
     current_plan: dict[str, Any] | None
     """The dumped `RoundPlan` of the round in progress."""
-    results: list[TaskResult]
-    """Results of the round in progress."""
+    results: Annotated[list[TaskResult], merge_results]
+    """Results of the round in progress (parallel `run_task`s each add theirs)."""
+    round_seq: int
+    """Rounds planned so far in the whole run; numbers the journal keys."""
+    phase_window_seq: int
+    """`round_seq` before the first round of the current phase or of its latest replan."""
+    dispatch: list[str]
+    """Task ids `execute` hands to `run_task` in the current wave."""
+    wave: int
+    """Waves dispatched so far in the current round."""
+    tool_decisions: dict[str, str]
+    """A person's allow / deny for justified tool requests, by journal key."""
     judgement: dict[str, Any] | None
     """The latest normalised `Judgement`."""
     rounds: Annotated[list[RoundRecord], operator.add]

@@ -1,0 +1,83 @@
+"""`run_task`: one tool execution, sent by `execute` (one step; SPEC sections 3 and 5).
+
+Each task is its own LangGraph task, so tasks of a wave run at the same time and a finished one
+is kept when the process dies. The tool journal covers the gap LangGraph leaves (see
+``phasegraph.journal``): a finished execution is replayed, an interrupted non-idempotent one is
+reported, never silently re-run. The tool runs in its own thread so the per-task timeout holds
+even for a tool that ignores it.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from typing import Any, cast
+
+from langgraph.runtime import Runtime
+
+from phasegraph.context import Context
+from phasegraph.journal import journal_key
+from phasegraph.nodes._common import Deps, context_of, thread_id
+from phasegraph.nodes.execute import task_result
+from phasegraph.progress import emit
+from phasegraph.state import TaskInput, TaskOutcome, TaskResult
+from phasegraph.tools import is_idempotent, run_tool
+
+INTERRUPTED = (
+    "interrupted, outcome unknown: the process stopped while this call ran, and the tool is not "
+    "idempotent, so it was not run again"
+)
+
+
+def _run_with_timeout(
+    deps: Deps, task: dict[str, Any], timeout_s: float, max_chars: int
+) -> tuple[str, str, float]:
+    """Run the task's tool; (status, output, seconds). A late tool is left to finish alone."""
+    outcome: queue.Queue[tuple[bool, str]] = queue.Queue(maxsize=1)
+    tool = deps.tools[task["tool"]]
+    worker = threading.Thread(
+        target=lambda: outcome.put(run_tool(tool, task["arguments"], max_chars)),
+        name=f"phasegraph-{task['tool']}",
+        daemon=True,
+    )
+    start = time.monotonic()
+    worker.start()
+    try:
+        ok, output = outcome.get(timeout=timeout_s)
+    except queue.Empty:
+        return "timeout", f"no result within {timeout_s:.1f} s", time.monotonic() - start
+    return ("ok" if ok else "failed"), output, time.monotonic() - start
+
+
+def run_task(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
+    """Execute one task once, journalled; its result joins the round's results."""
+    context = context_of(runtime)
+    task, wave = state["task"], state["wave"]
+    key = journal_key(thread_id(), state["phase_id"], state["round_seq"], task["id"])
+    journal = deps.journal()
+    entry = journal.get(key)
+    emit(runtime, "task_started", task_id=task["id"], tool=task["tool"])
+    result: TaskResult
+    if entry and entry["state"] == "finished" and entry["result"]:
+        result = cast(TaskResult, {**entry["result"], "replayed": True})
+    elif entry and not is_idempotent(deps.tools[task["tool"]]):
+        result = task_result(task, "interrupted", INTERRUPTED, wave=wave)
+        journal.finish(key, dict(result))
+    else:
+        journal.start(key, task["tool"], task["arguments"])
+        status, output, seconds = _run_with_timeout(
+            deps, task, state["timeout_s"], context.max_output_chars
+        )
+        result = task_result(task, cast(TaskOutcome, status), output, seconds, wave=wave)
+        journal.finish(key, dict(result))
+    emit(
+        runtime,
+        "task_finished",
+        task_id=task["id"],
+        status=result["status"],
+        replayed=result["replayed"],
+    )
+    # The execution is counted here, once: if an earlier process ran it, its count was lost
+    # with the writes that made this task run again.
+    return {"results": [result], "step_count": 1}

@@ -1,0 +1,63 @@
+"""Tool constraints by task type, narrowed per phase (SPEC section 5).
+
+Rules map a task type (the ``task_type`` of the structured request) to the tools it may use
+(``allowed``; absent means every tool) and those it may not (``forbidden``). A phase's own
+``allowed_tools`` narrows the result further. The defaults keep read-only work read-only.
+Rules are a setting (``Context.tool_rules``) and replace the defaults for the types they name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+ToolRules = Mapping[str, Mapping[str, Sequence[str]]]
+
+_WRITES = ["write_file", "edit_file"]
+
+DEFAULT_TOOL_RULES: dict[str, dict[str, list[str]]] = {
+    "research": {"forbidden": [*_WRITES, "run_command"]},
+    "analysis": {"forbidden": [*_WRITES]},
+    "writing": {"forbidden": ["run_command"]},
+}
+
+
+def validate_rules(rules: object) -> dict[str, dict[str, list[str]]]:
+    """Check a rules mapping's shape; a clear error names what is wrong."""
+    if not isinstance(rules, Mapping):
+        raise ValueError("tool_rules must map task types to {allowed, forbidden} lists")
+    checked: dict[str, dict[str, list[str]]] = {}
+    for task_type, rule in rules.items():
+        if not isinstance(rule, Mapping) or set(rule) - {"allowed", "forbidden"}:
+            raise ValueError(f"tool_rules[{task_type!r}] may only have 'allowed' and 'forbidden'")
+        entry: dict[str, list[str]] = {}
+        for key, names in rule.items():
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise ValueError(f"tool_rules[{task_type!r}][{key!r}] must be a list of names")
+            entry[key] = list(names)
+        checked[str(task_type)] = entry
+    return checked
+
+
+def allowed_tools(
+    available: Iterable[str],
+    task_type: str,
+    phase_tools: Sequence[str],
+    rules: ToolRules,
+) -> list[str]:
+    """Tools a phase may use: what exists, within its task type's rule and the phase's list."""
+    rule = rules.get(task_type.strip().lower(), {})
+    allowed = rule.get("allowed")
+    forbidden = set(rule.get("forbidden", ()))
+    names = [
+        name for name in available if (allowed is None or name in allowed) and name not in forbidden
+    ]
+    if phase_tools:
+        names = [name for name in names if name in phase_tools]
+    return names
+
+
+def refusal_reason(tool: str, available: Iterable[str], task_type: str, phase_id: str) -> str:
+    """Why a task's tool is refused, for the judge and `tool_violations`."""
+    if tool not in set(available):
+        return f"tool {tool!r} does not exist"
+    return f"tool {tool!r} is not allowed for {task_type!r} work in phase {phase_id!r}"
