@@ -113,10 +113,17 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
         )
 
     @staticmethod
-    def _with_step_limit(config: RunnableConfig | None) -> RunnableConfig:
-        """The config with LangGraph's super-step limit raised above any budget (SPEC 8)."""
-        limit = max(int((config or {}).get("recursion_limit") or 0), RECURSION_LIMIT)
-        return {**(config or {}), "recursion_limit": limit}
+    def _with_step_limit(config: RunnableConfig | None, context: Any) -> RunnableConfig:
+        """The config with LangGraph's super-step limit raised above any budget (SPEC 8).
+
+        Unless the caller set one, LangGraph's thread pool is also sized so that a wave of
+        ``max_parallel`` tasks really runs at once (its default is a few threads per core).
+        """
+        merged: dict[str, Any] = dict(config or {})
+        merged["recursion_limit"] = max(int(merged.get("recursion_limit") or 0), RECURSION_LIMIT)
+        if merged.get("max_concurrency") is None:
+            merged["max_concurrency"] = Context.coerce(context).max_parallel + 2
+        return cast(RunnableConfig, merged)
 
     @contextlib.contextmanager
     def lease(self, config: RunnableConfig | None) -> Iterator[None]:
@@ -133,7 +140,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
     ) -> Iterator[Any]:
         """LangGraph's stream, run under the thread's lease; new input only for new threads."""
         starts = self._check_input(input)
-        config = self._with_step_limit(config)
+        config = self._with_step_limit(config, kwargs.get("context"))
         with self.lease(config):
             thread_id = self._guard_target(config)
             if (
@@ -150,7 +157,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
     ) -> AsyncIterator[Any]:
         """`stream` for async callers."""
         starts = self._check_input(input)
-        config = self._with_step_limit(config)
+        config = self._with_step_limit(config, kwargs.get("context"))
         thread_id = self._guard_target(config)
         if thread_id is None:
             async for chunk in super().astream(input, config, **kwargs):

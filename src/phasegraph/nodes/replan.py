@@ -20,8 +20,26 @@ from phasegraph.nodes._common import (
     stage_failure,
 )
 from phasegraph.progress import emit
-from phasegraph.state import Replan, State
+from phasegraph.state import PhaseOutcome, Replan, State
 from phasegraph.structured import call_structured
+
+
+# Finished phases shown one by one in the replan prompt; earlier ones are counted (SPEC 7).
+SHOWN_OUTCOMES = 5
+
+
+def render_outcomes(outcomes: list[PhaseOutcome]) -> str:
+    """Finished phases for a prompt: the latest few in full, the rest as one line."""
+    if not outcomes:
+        return "-"
+    shown = outcomes[-SHOWN_OUTCOMES:]
+    earlier = outcomes[: len(outcomes) - len(shown)]
+    lines = []
+    if earlier:
+        done = sum(1 for o in earlier if o["completed"])
+        lines.append(f"{len(earlier)} earlier phases finished, {done} of them completed.")
+    lines += [dump(o) for o in shown]
+    return "\n".join(lines)
 
 
 def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
@@ -45,7 +63,7 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
         HumanMessage(
             prompts.REPLAN_USER.format(
                 structured_request=dump(state["structured_request"]),
-                finished=dump(state.get("phase_outcomes", [])) or "-",
+                finished=render_outcomes(state.get("phase_outcomes", [])),
                 remaining=dump(state["phases"][index:]),
                 judgement=judgement.get("user_summary", "-"),
                 reason=reason,
