@@ -22,7 +22,7 @@ class Proc:
         self.script.write_text(json.dumps(script), encoding="utf-8")
         self.env = {**os.environ, "LANGGRAPH_STRICT_MSGPACK": "true"}
 
-    def argv(self, thread: str, *args: str, review: str = "none") -> list[str]:
+    def argv(self, thread: str, *args: str, review: str = "none", fast: bool = False) -> list[str]:
         return [
             sys.executable,
             str(RUNNER),
@@ -35,11 +35,14 @@ class Proc:
             str(self.log),
             "--review",
             review,
+            *(["--fast"] if fast else []),
         ]
 
-    def run(self, thread: str, *args: str, review: str = "none") -> tuple[int, dict[str, Any], str]:
+    def run(
+        self, thread: str, *args: str, review: str = "none", fast: bool = False
+    ) -> tuple[int, dict[str, Any], str]:
         done = subprocess.run(
-            self.argv(thread, *args, review=review),
+            self.argv(thread, *args, review=review, fast=fast),
             capture_output=True,
             text=True,
             env=self.env,

@@ -30,6 +30,7 @@ def main() -> int:
     parser.add_argument("--script", required=True)
     parser.add_argument("--review", default="none")
     parser.add_argument("--log", default=None)
+    parser.add_argument("--fast", action="store_true", help="slow tools sleep 0.05 s")
     args = parser.parse_args()
     log = Path(args.log) if args.log else None
 
@@ -44,19 +45,29 @@ def main() -> int:
         record(f"echo {text}")
         return text
 
-    @tool
-    def slow(seconds: float, label: str = "slow") -> str:
-        """Sleep, then return."""
+    def nap(seconds: float, label: str) -> str:
         record(f"start {label}")
-        time.sleep(seconds)
+        time.sleep(0.05 if args.fast else seconds)
         record(f"done {label}")
         return f"slept {seconds}"
+
+    @tool
+    def slow(seconds: float, label: str = "slow") -> str:
+        """Sleep, then return (not idempotent: it leaves a trace each time)."""
+        return nap(seconds, label)
+
+    @tool
+    def slow_idempotent(seconds: float, label: str = "slow") -> str:
+        """Sleep, then return; safe to repeat."""
+        return nap(seconds, label)
+
+    slow_idempotent.metadata = {"idempotent": True}
 
     model = ScriptedChatModel.from_file(args.script)
     config = {"configurable": {"thread_id": args.thread}}
     context = Context(review=args.review, max_steps=50)
     with SqliteSaver.from_conn_string(args.db) as saver:
-        graph = build_graph(model=model, tools=[echo, slow], checkpointer=saver)
+        graph = build_graph(model=model, tools=[echo, slow, slow_idempotent], checkpointer=saver)
         try:
             if args.command == "start":
                 out = graph.invoke({"request": args.payload}, config, context=context)

@@ -108,3 +108,37 @@ def test_crashed_runner_leaves_a_thread_that_resumes(tmp_path: Path) -> None:
     with sqlite3.connect(proc.db) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert conn.execute("SELECT count(*) FROM phasegraph_leases").fetchone()[0] == 0
+
+
+def test_sigkill_mid_round_never_reruns_a_finished_call(tmp_path: Path) -> None:
+    round_of_four = round_plan(
+        ("a", "slow", {"seconds": 0.1, "label": "a"}),
+        ("b", "slow", {"seconds": 0.3, "label": "b"}),
+        ("c", "slow", {"seconds": 60, "label": "c"}),
+        ("d", "slow_idempotent", {"seconds": 60, "label": "d"}),
+    )
+    proc = Proc(tmp_path, make_script(phase_planner=[phases("p1")], plan_tool_call=[round_of_four]))
+    first = proc.start_background("t1", "start", "Four tasks")
+    wait_for(lambda: {"done b", "start c", "start d"} <= set(proc.tool_lines()))
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=10)
+
+    code, out, err = proc.run("t1", "resume", fast=True)
+    assert code == 0, err
+    lines = proc.tool_lines()
+    # finished before the kill: ran exactly once
+    for label in ("a", "b"):
+        assert lines.count(f"start {label}") == 1 and lines.count(f"done {label}") == 1
+    # in flight, not idempotent: reported, never run again
+    assert lines.count("start c") == 1 and "done c" not in lines
+    # in flight, idempotent: run again, and finished once
+    assert lines.count("start d") == 2 and lines.count("done d") == 1
+    results = {r["task_id"]: r for r in out["rounds"][0]["results"]}
+    assert [results[t]["status"] for t in "abcd"] == ["ok", "ok", "interrupted", "ok"]
+    assert "outcome unknown" in results["c"]["output"]
+    assert out["status"] == "completed"
+    assert out["final_summary"]
+    # the journal holds one entry per task, all finished
+    with sqlite3.connect(proc.db) as conn:
+        states = conn.execute("SELECT state FROM phasegraph_tool_journal").fetchall()
+    assert sorted(s[0] for s in states) == ["finished"] * 4

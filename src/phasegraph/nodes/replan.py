@@ -23,7 +23,6 @@ from phasegraph.progress import emit
 from phasegraph.state import PhaseOutcome, Replan, State
 from phasegraph.structured import call_structured
 
-
 # Finished phases shown one by one in the replan prompt; earlier ones are counted (SPEC 7).
 SHOWN_OUTCOMES = 5
 

@@ -1,0 +1,309 @@
+"""Round execution (SPEC section 5): parallel waves, timeouts, constraints, permission, budgets."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from langchain_core.tools import BaseTool, tool
+from langgraph.checkpoint.memory import InMemorySaver
+
+from phasegraph import Context, ScriptedChatModel, build_graph, resume
+from phasegraph.nodes.plan import render_history, tokens
+
+from scripts import (
+    ANALYSIS,
+    judgement,
+    make_script,
+    phase,
+    phases,
+    rising_judgements,
+    round_plan,
+)
+
+
+def sleepy_tools(log: list[str]) -> list[BaseTool]:
+    lock = threading.Lock()
+
+    @tool
+    def nap(seconds: float, label: str) -> str:
+        """Sleep for a while."""
+        time.sleep(seconds)
+        with lock:
+            log.append(label)
+        return f"slept {seconds}"
+
+    @tool
+    def write_file(path: str, content: str) -> str:
+        """Write a file (a test stand-in that only logs)."""
+        with lock:
+            log.append(f"write {path}")
+        return "written"
+
+    @tool
+    def read_file(path: str) -> str:
+        """Read a file (a test stand-in)."""
+        return f"contents of {path}"
+
+    return [nap, write_file, read_file]
+
+
+def run_graph(script: dict[str, list[Any]], tools: list[BaseTool], thread: str = "x", **settings):
+    model = ScriptedChatModel(script=script)
+    graph = build_graph(model=model, tools=tools, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": thread}}
+    context = Context(**settings)
+    events: list[tuple[float, dict[str, Any]]] = []
+    for mode, chunk in graph.stream(
+        {"request": "go"}, config, context=context, stream_mode=["custom", "values"]
+    ):
+        if mode == "custom":
+            events.append((time.monotonic(), chunk))
+    return graph.get_state(config).values, events, model, graph, config, context
+
+
+def test_eight_independent_tasks_run_at_once() -> None:
+    log: list[str] = []
+    eight = round_plan(*[(f"t{i}", "nap", {"seconds": 0.5, "label": str(i)}) for i in range(8)])
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=[eight])
+    out, events, *_ = run_graph(script, sleepy_tools(log), max_parallel=8)
+    starts = [t for t, e in events if e["event"] == "task_started"]
+    ends = [t for t, e in events if e["event"] == "task_finished"]
+    elapsed = max(ends) - min(starts)
+    assert sorted(log) == [str(i) for i in range(8)]
+    assert elapsed < 1.5, f"the round took {elapsed:.2f} s"
+    assert out["step_count"] == 1 + 1 + 8 + 1
+
+
+def test_max_parallel_makes_waves_and_depends_on_orders_them() -> None:
+    log: list[str] = []
+    plan = round_plan(*[(f"t{i}", "nap", {"seconds": 0.05, "label": f"t{i}"}) for i in range(5)])
+    plan["tasks"][4]["depends_on"] = ["t0", "t1", "t2", "t3"]
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=[plan])
+    out, *_ = run_graph(script, sleepy_tools(log), max_parallel=2)
+    waves = {r["task_id"]: r["wave"] for r in out["rounds"][0]["results"]}
+    assert waves == {"t0": 1, "t1": 1, "t2": 2, "t3": 2, "t4": 3}
+    assert log[-1] == "t4"
+
+
+def test_per_task_timeout() -> None:
+    log: list[str] = []
+    plan = round_plan(
+        ("slow", "nap", {"seconds": 3, "label": "slow"}),
+        ("quick", "nap", {"seconds": 0.01, "label": "quick"}),
+    )
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=[plan])
+    start = time.monotonic()
+    out, *_ = run_graph(script, sleepy_tools(log), task_timeout_s=0.3)
+    results = {r["task_id"]: r for r in out["rounds"][0]["results"]}
+    assert results["slow"]["status"] == "timeout"
+    assert "no result within 0.3 s" in results["slow"]["output"]
+    assert results["quick"]["status"] == "ok"
+    assert time.monotonic() - start < 2.5
+
+
+def test_round_timeout_cuts_later_waves() -> None:
+    log: list[str] = []
+    plan = round_plan(*[(f"t{i}", "nap", {"seconds": 0.4, "label": f"t{i}"}) for i in range(3)])
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=[plan])
+    out, *_ = run_graph(script, sleepy_tools(log), max_parallel=1, round_timeout_s=0.6)
+    statuses = [r["status"] for r in out["rounds"][0]["results"]]
+    # wave 1 takes 0.4 s; wave 2 gets the 0.2 s left and times out; wave 3 never starts
+    assert statuses == ["ok", "timeout", "timeout"]
+    assert "time limit was reached" in out["rounds"][0]["results"][2]["output"]
+    assert out["step_count"] == 1 + 1 + 2 + 1  # the one that never started is not counted
+
+
+def test_research_may_not_write_and_the_plan_prompt_lists_only_allowed_tools() -> None:
+    log: list[str] = []
+    research = dict(ANALYSIS, task_type="research")
+    writes = round_plan(("w", "write_file", {"path": "x", "content": "y"}))
+    reads = round_plan(("r", "read_file", {"path": "x"}))
+    script = make_script(
+        request_analyser=[research], phase_planner=[phases("p1")], plan_tool_call=[writes, reads]
+    )
+    out, _, model, *_ = run_graph(script, sleepy_tools(log))
+    first_prompt = model.calls_of("plan_tool_call")[0][-1].content
+    assert "- read_file(" in first_prompt and "- nap(" in first_prompt
+    assert "write_file" not in first_prompt
+    retry = " ".join(str(m.content) for m in model.calls_of("plan_tool_call")[1])
+    assert "'write_file', which is not available" in retry
+    assert log == []
+    assert out["status"] == "completed"
+
+
+def test_forbidden_tool_is_never_executed_even_when_the_model_insists() -> None:
+    log: list[str] = []
+    research = dict(ANALYSIS, task_type="research")
+    writes = round_plan(("w", "write_file", {"path": "x", "content": "y"}))
+    script = make_script(
+        request_analyser=[research],
+        phase_planner=[phases("p1", rounds=3)],
+        plan_tool_call=[writes],  # every attempt of every round
+        judge_tasks=[judgement("retry_failed", completed=False, rate=0.0)],
+    )
+    out, *_ = run_graph(script, sleepy_tools(log), max_steps=60, review="none")
+    assert log == []
+    assert len(out["tool_violations"]) >= 3
+    violation = out["tool_violations"][0]
+    assert violation["tool"] == "write_file" and violation["phase_id"] == "p1"
+    assert "not allowed for 'research' work" in violation["reason"]
+    assert all(r["status"] == "refused" for rec in out["rounds"] for r in rec["results"])
+    assert out["final_summary"]
+
+
+def test_phase_allowed_tools_narrow_further() -> None:
+    log: list[str] = []
+    narrow = {"phases": [phase("p1", tools=["read_file"])], "execution_strategy": ""}
+    naps = round_plan(("n", "nap", {"seconds": 0, "label": "n"}))
+    script = make_script(phase_planner=[narrow], plan_tool_call=[naps], judge_tasks=[judgement()])
+    out, _, model, *_ = run_graph(script, sleepy_tools(log), max_parse_retries=0)
+    assert "- nap(" not in model.calls_of("plan_tool_call")[0][-1].content
+    assert out["tool_violations"][0]["tool"] == "nap"
+    assert log == []
+
+
+def test_justified_request_asks_the_person_and_allow_runs_it() -> None:
+    log: list[str] = []
+    research = dict(ANALYSIS, task_type="research")
+    plan = round_plan(
+        ("w", "write_file", {"path": "notes.md", "content": "x"}), ("r", "read_file", {"path": "a"})
+    )
+    plan["tasks"][0]["justification"] = "the notes must be saved"
+    script = make_script(
+        request_analyser=[research], phase_planner=[phases("p1")], plan_tool_call=[plan]
+    )
+    out, _, _, graph, config, context = run_graph(script, sleepy_tools(log), review="all")
+    out = resume(graph, config, {"action": "approve"}, context=context)
+    assert out["pending_review"]["kind"] == "tool_permission"
+    assert out["pending_review"]["task"]["tool"] == "write_file"
+    assert out["pending_review"]["justification"] == "the notes must be saved"
+    assert log == []
+    out = resume(graph, config, {"action": "allow"}, context=context)
+    assert log == ["write notes.md"]
+    assert out["status"] == "completed"
+    assert out["tool_violations"] == []
+
+
+def test_justified_request_denied_is_a_violation() -> None:
+    log: list[str] = []
+    research = dict(ANALYSIS, task_type="research")
+    plan = round_plan(("w", "write_file", {"path": "notes.md", "content": "x"}))
+    plan["tasks"][0]["justification"] = "please"
+    script = make_script(
+        request_analyser=[research], phase_planner=[phases("p1")], plan_tool_call=[plan]
+    )
+    _, _, _, graph, config, context = run_graph(script, sleepy_tools(log), review="all")
+    resume(graph, config, {"action": "approve"}, context=context)
+    out = resume(graph, config, {"action": "deny"}, context=context)
+    assert log == []
+    assert "the person denied the request" in out["tool_violations"][0]["reason"]
+
+
+def test_justification_without_reviews_is_refused() -> None:
+    log: list[str] = []
+    research = dict(ANALYSIS, task_type="research")
+    plan = round_plan(("w", "write_file", {"path": "n", "content": "x"}))
+    plan["tasks"][0]["justification"] = "please"
+    script = make_script(
+        request_analyser=[research], phase_planner=[phases("p1")], plan_tool_call=[plan]
+    )
+    out, *_ = run_graph(script, sleepy_tools(log), review="plan+replan")
+    assert out["status"] == "awaiting_review"  # the plan review, never a permission request
+    assert out["pending_review"]["kind"] == "plan_review"
+
+
+def test_custom_rules_replace_the_defaults() -> None:
+    log: list[str] = []
+    research = dict(ANALYSIS, task_type="research")
+    writes = round_plan(("w", "write_file", {"path": "x", "content": "y"}))
+    script = make_script(
+        request_analyser=[research], phase_planner=[phases("p1")], plan_tool_call=[writes]
+    )
+    out, *_ = run_graph(
+        script, sleepy_tools(log), tool_rules={"research": {"allowed": ["write_file"]}}
+    )
+    assert log == ["write x"]
+    assert out["tool_violations"] == []
+
+
+def test_forty_rounds_keep_the_prompt_bounded() -> None:
+    log: list[str] = []
+    big = "x" * 5000
+
+    def plans(_messages: list[BaseMessage], count={"n": 0}) -> dict[str, Any]:  # noqa: B006
+        count["n"] += 1
+        n = count["n"]
+        return round_plan(
+            *[(f"t{i}", "nap", {"seconds": 0, "label": f"{n}.{i} {big}"}) for i in range(3)]
+        )
+
+    replans = {"n": 0}
+
+    def replanner(_messages: list[BaseMessage]) -> dict[str, Any]:
+        replans["n"] += 1
+        return {"status": "replanned", "phases": [phase(f"r{replans['n']}", rounds=4)]}
+
+    script = make_script(
+        phase_planner=[phases("p1", rounds=4)],
+        plan_tool_call=[plans],
+        judge_tasks=[rising_judgements(0.01)],
+        replanner=[replanner],
+    )
+    out, _, model, *_ = run_graph(
+        script,
+        sleepy_tools(log),
+        max_steps=2000,
+        max_replans=100,
+        extra_rounds_per_phase=20,
+        prompt_token_budget=2000,
+    )
+    assert len(out["rounds"]) >= 40
+    # group every model call by the round it belongs to: calls after the k-th plan call
+    rounds: list[list[int]] = []
+    for name, messages in model.calls:
+        size = sum(tokens(str(m.content)) for m in messages)
+        if name == "plan_tool_call":
+            rounds.append([])
+        if rounds:
+            rounds[-1].append(size)
+    largest_3, largest_40 = max(rounds[2]), max(rounds[39])
+    assert largest_40 <= 1.5 * largest_3, (largest_3, largest_40)
+    assert any(r["trigger"] == "stuck_phase" for r in out["reflections"])
+
+
+def test_history_of_forty_rounds_fits_its_budget() -> None:
+    rounds = [
+        {
+            "phase_id": "p",
+            "round": n,
+            "round_seq": n,
+            "tasks": [],
+            "results": [
+                {
+                    "task_id": "t",
+                    "tool": "nap",
+                    "arguments": {"n": n},
+                    "status": "ok",
+                    "output": "y" * 4000,
+                    "duration_s": 0,
+                    "wave": 1,
+                    "replayed": False,
+                }
+            ],
+            "judgement": {
+                "user_summary": f"round {n} did its part",
+                "phase_completion_rate": n / 50,
+            },
+        }
+        for n in range(1, 41)
+    ]
+    text = render_history(rounds, 600)
+    assert tokens(text) <= 600
+    assert "Rounds 1-34: 34 earlier rounds" in text
+    assert "Round 38: round 38 did its part" in text
+    assert "Round 40 (judged" in text
+    assert "output truncated" in text
+    assert tokens(render_history(rounds[:3], 600)) <= tokens(text)

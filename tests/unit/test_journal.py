@@ -1,0 +1,99 @@
+"""The tool journal (SPEC section 5) decides whether a task runs, replays or is reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from langchain_core.tools import tool
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from phasegraph import ScriptedChatModel, build_graph
+from phasegraph.journal import SqliteJournal, journal_key
+
+from scripts import make_script, phases, round_plan
+
+
+@pytest.fixture
+def setup(tmp_path: Path):
+    calls: list[str] = []
+
+    @tool
+    def append(text: str) -> str:
+        """Append text somewhere (not idempotent)."""
+        calls.append(text)
+        return f"appended {text}"
+
+    @tool
+    def fetch(text: str) -> str:
+        """Read something (idempotent)."""
+        calls.append(text)
+        return f"fetched {text}"
+
+    fetch.metadata = {"idempotent": True}
+    db = tmp_path / "threads.sqlite"
+    journal = SqliteJournal(str(db))
+    return calls, [append, fetch], db, journal
+
+
+def run_once(db: Path, tools, tool_name: str):
+    script = make_script(
+        phase_planner=[phases("p1")], plan_tool_call=[round_plan(("t1", tool_name, {"text": "x"}))]
+    )
+    with SqliteSaver.from_conn_string(str(db)) as saver:
+        graph = build_graph(model=ScriptedChatModel(script=script), tools=tools, checkpointer=saver)
+        return graph.invoke({"request": "go"}, {"configurable": {"thread_id": "j"}})
+
+
+KEY = journal_key("j", "p1", 1, "t1")
+
+
+def test_a_fresh_task_runs_and_is_journalled(setup) -> None:
+    calls, tools, db, journal = setup
+    out = run_once(db, tools, "append")
+    assert calls == ["x"]
+    entry = journal.get(KEY)
+    assert entry["state"] == "finished" and entry["result"]["output"] == "appended x"
+    assert out["rounds"][0]["results"][0]["replayed"] is False
+
+
+def test_a_finished_entry_is_replayed_not_rerun(setup) -> None:
+    calls, tools, db, journal = setup
+    journal.start(KEY, "append", {"text": "x"})
+    journal.finish(
+        KEY,
+        {
+            "task_id": "t1",
+            "tool": "append",
+            "arguments": {"text": "x"},
+            "status": "ok",
+            "output": "appended x earlier",
+            "duration_s": 0.1,
+            "wave": 1,
+            "replayed": False,
+        },
+    )
+    out = run_once(db, tools, "append")
+    assert calls == []
+    result = out["rounds"][0]["results"][0]
+    assert result["replayed"] is True and result["output"] == "appended x earlier"
+    assert out["step_count"] == 4  # the execution still counts once
+
+
+def test_a_started_non_idempotent_call_is_reported_not_rerun(setup) -> None:
+    calls, tools, db, journal = setup
+    journal.start(KEY, "append", {"text": "x"})
+    out = run_once(db, tools, "append")
+    assert calls == []
+    result = out["rounds"][0]["results"][0]
+    assert result["status"] == "interrupted"
+    assert "outcome unknown" in result["output"]
+    assert journal.get(KEY)["state"] == "finished"
+
+
+def test_a_started_idempotent_call_is_run_again(setup) -> None:
+    calls, tools, db, journal = setup
+    journal.start(KEY, "fetch", {"text": "x"})
+    out = run_once(db, tools, "fetch")
+    assert calls == ["x"]
+    assert out["rounds"][0]["results"][0]["status"] == "ok"
