@@ -18,6 +18,7 @@ import json
 import sqlite3
 import threading
 import time
+import weakref
 from typing import Any, Protocol
 
 from phasegraph.lease import sqlite_path_of
@@ -108,7 +109,9 @@ class SqliteJournal:
             )
 
 
-_memory_journals: dict[int, MemoryJournal] = {}
+# A process journal lives exactly as long as its checkpointer: keyed by the object itself, never
+# by id(), which a new checkpointer may reuse after the old one is gone.
+_memory_journals: weakref.WeakKeyDictionary[Any, MemoryJournal] = weakref.WeakKeyDictionary()
 _sqlite_journals: dict[str, SqliteJournal] = {}
 _lock = threading.Lock()
 
@@ -121,7 +124,12 @@ def journal_for(checkpointer: Any) -> ToolJournal:
             if path not in _sqlite_journals:
                 _sqlite_journals[path] = SqliteJournal(path)
             return _sqlite_journals[path]
-        return _memory_journals.setdefault(id(checkpointer), MemoryJournal())
+        if checkpointer is None:
+            return MemoryJournal()  # no checkpointer: nothing to resume, nothing to share
+        try:
+            return _memory_journals.setdefault(checkpointer, MemoryJournal())
+        except TypeError:  # not weak-referenceable: a journal for this graph alone
+            return MemoryJournal()
 
 
 def journal_key(thread_id: str, phase_id: str, round_seq: int, task_id: str) -> str:

@@ -17,6 +17,7 @@ import sqlite3
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any, Protocol
@@ -147,14 +148,23 @@ def _stale(host: str, pid: int, expires_at: float) -> bool:
     return False
 
 
-_local = LocalLeaseStore()
+_local_stores: weakref.WeakKeyDictionary[Any, LocalLeaseStore] = weakref.WeakKeyDictionary()
 _sqlite_stores: dict[str, SqliteLeaseStore] = {}
 _stores_lock = threading.Lock()
 
 
+def _local_store(checkpointer: Any) -> LeaseStore:
+    """Leases of one checkpointer's threads in this process (two savers never share threads)."""
+    with _stores_lock:
+        try:
+            return _local_stores.setdefault(checkpointer, LocalLeaseStore())
+        except TypeError:  # not weak-referenceable: one store for all such savers
+            return _local_stores.setdefault(LocalLeaseStore, LocalLeaseStore())
+
+
 def lease_store_for(checkpointer: Any) -> LeaseStore:
     """The lease store that fits a checkpointer: its SQLite file, else this process."""
-    return _store_at(sqlite_path_of(checkpointer))
+    return _store_at(sqlite_path_of(checkpointer)) or _local_store(checkpointer)
 
 
 async def alease_store_for(checkpointer: Any) -> LeaseStore:
@@ -166,13 +176,13 @@ async def alease_store_for(checkpointer: Any) -> LeaseStore:
         async with conn.execute("PRAGMA database_list") as cursor:
             rows = await cursor.fetchall()
     except Exception:  # not a SQLite connection after all
-        return _local
-    return _store_at(_main_file(rows))
+        return _local_store(checkpointer)
+    return _store_at(_main_file(rows)) or _local_store(checkpointer)
 
 
-def _store_at(path: str) -> LeaseStore:
+def _store_at(path: str) -> LeaseStore | None:
     if not path:
-        return _local
+        return None
     with _stores_lock:
         if path not in _sqlite_stores:
             _sqlite_stores[path] = SqliteLeaseStore(path)

@@ -307,3 +307,18 @@ def test_history_of_forty_rounds_fits_its_budget() -> None:
     assert "Round 40 (judged" in text
     assert "output truncated" in text
     assert tokens(render_history(rounds[:3], 600)) <= tokens(text)
+
+
+def test_judge_prompt_fits_the_budget_with_eight_large_outputs(tools) -> None:
+    big = round_plan(*[(f"t{i}", "echo", {"text": f"{i}" * 20_000}) for i in range(8)])
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=[big])
+    model = ScriptedChatModel(script=script)
+    graph = build_graph(model=model, tools=tools)
+    out = graph.invoke(
+        {"request": "go"}, context=Context(prompt_token_budget=1500, max_output_chars=50_000)
+    )
+    judge_prompt = model.calls_of("judge_tasks")[0][-1].content
+    assert tokens(judge_prompt) <= 1500
+    assert judge_prompt.count("output truncated") == 8
+    # the state keeps the longer output (max_output_chars), the prompt only its start
+    assert len(out["rounds"][0]["results"][0]["output"]) == 20_000

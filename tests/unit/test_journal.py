@@ -97,3 +97,21 @@ def test_a_started_idempotent_call_is_run_again(setup) -> None:
     out = run_once(db, tools, "fetch")
     assert calls == ["x"]
     assert out["rounds"][0]["results"][0]["status"] == "ok"
+
+
+def test_a_new_in_memory_checkpointer_never_inherits_an_old_journal(tools, tool_log) -> None:
+    """Journals once keyed by id(): a new saver at a reused address replayed old results."""
+    import gc
+
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    script = make_script(phase_planner=[phases("p1")])
+    for _ in range(20):
+        graph = build_graph(
+            model=ScriptedChatModel(script=script), tools=tools, checkpointer=InMemorySaver()
+        )
+        out = graph.invoke({"request": "go"}, {"configurable": {"thread_id": "same"}})
+        assert out["rounds"][0]["results"][0]["replayed"] is False
+        del graph, out
+        gc.collect()
+    assert len(tool_log.calls) == 20

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
+from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
@@ -137,6 +139,30 @@ def phase_allowed_tools(
     return allowed_tools(
         deps.tools, task_type, phase.get("allowed_tools") or [], context.tool_rules
     )
+
+
+def tokens(text: str) -> int:
+    """Approximate tokens of a prompt text, with langchain-core's counter."""
+    return count_tokens_approximately([HumanMessage(text)])
+
+
+# Tool output kept per task in a prompt at first, and the floor when shrinking it to fit.
+PROMPT_OUTPUT_CHARS = 1200
+MIN_OUTPUT_CHARS = 80
+
+
+def fit_to_budget(render: Callable[[int], str], budget_tokens: int) -> str:
+    """``render(limit)`` with the largest per-output limit whose text fits the token budget.
+
+    Tool outputs are what grows a prompt, so they are cut shorter (halving the limit) until the
+    text fits, down to a floor that still shows each output's start (SPEC section 7).
+    """
+    limit = PROMPT_OUTPUT_CHARS
+    while True:
+        text = render(limit)
+        if tokens(text) <= budget_tokens or limit <= MIN_OUTPUT_CHARS:
+            return text
+        limit = max(MIN_OUTPUT_CHARS, limit // 2)
 
 
 def dump(value: Any) -> str:

@@ -19,6 +19,7 @@ from phasegraph.nodes._common import (
     context_of,
     current_phase,
     dump,
+    fit_to_budget,
     limits_of,
     person_available,
     phase_window,
@@ -30,8 +31,6 @@ from phasegraph.progress import emit
 from phasegraph.state import Judgement, PhaseOutcome, RoundRecord, State, TaskResult
 from phasegraph.structured import call_structured
 from phasegraph.tools.base import truncate
-
-PROMPT_OUTPUT_CHARS = 2000
 
 
 def normalise(judgement: Judgement, results: list[TaskResult]) -> dict[str, Any]:
@@ -67,35 +66,38 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     limits = limits_of(state)
     phase = current_phase(state)
     round_no = state["phase_round"]
-    limit = round_limit(phase, limits)
+    limit_rounds = round_limit(phase, limits)
     planned = [t["id"] for t in (state.get("current_plan") or {}).get("tasks", [])]
     results = sorted(
         state.get("results", []),
         key=lambda r: planned.index(r["task_id"]) if r["task_id"] in planned else len(planned),
     )
     previous = state.get("judgement")
-    shown = [
-        {**r, "output": f"<tool-output>{truncate(r['output'], PROMPT_OUTPUT_CHARS)}</tool-output>"}
-        for r in results
-    ]
+    previous_line = (
+        f"Previous judgement: {previous.get('user_summary')} "
+        f"(completion {previous.get('phase_completion_rate')})\n"
+        if previous and previous.get("phase_id") == phase["id"]
+        else ""
+    )
+
+    def render(limit: int) -> str:
+        shown = [
+            {**r, "output": f"<tool-output>{truncate(r['output'], limit)}</tool-output>"}
+            for r in results
+        ]
+        return prompts.JUDGE_USER.format(
+            phase_goal=phase["goal"],
+            phase_name=phase["name"],
+            phase_id=phase["id"],
+            round=round_no,
+            round_limit=limit_rounds,
+            previous=previous_line,
+            results=dump(shown),
+        )
+
     messages = [
         SystemMessage(prompts.JUDGE_SYSTEM),
-        HumanMessage(
-            prompts.JUDGE_USER.format(
-                phase_goal=phase["goal"],
-                phase_name=phase["name"],
-                phase_id=phase["id"],
-                round=round_no,
-                round_limit=limit,
-                previous=(
-                    f"Previous judgement: {previous.get('user_summary')} "
-                    f"(completion {previous.get('phase_completion_rate')})\n"
-                    if previous and previous.get("phase_id") == phase["id"]
-                    else ""
-                ),
-                results=dump(shown),
-            )
-        ),
+        HumanMessage(fit_to_budget(render, context.prompt_token_budget)),
     ]
     call = call_structured(
         deps.chat_model(runtime),
@@ -142,7 +144,7 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
             ended_by = "completed"
         elif judgement["next_action"] == "end_phase":
             ended_by = "end_phase"
-        elif round_no >= limit:
+        elif round_no >= limit_rounds:
             ended_by = "round_limit"
         else:
             ended_by = _reflect(state, record, update, spent, runtime)

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
-from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
@@ -23,12 +22,14 @@ from phasegraph.nodes._common import (
     context_of,
     current_phase,
     dump,
+    fit_to_budget,
     limits_of,
     phase_allowed_tools,
     phase_window,
     retries_within_budget,
     round_limit,
     stage_failure,
+    tokens,
 )
 from phasegraph.progress import emit
 from phasegraph.state import RoundPlan, RoundRecord, State
@@ -39,14 +40,6 @@ from phasegraph.tools.base import truncate
 # Rounds shown in full, and older rounds shown by their judge summary (SPEC section 7).
 FULL_ROUNDS = 2
 SUMMARY_ROUNDS = 4
-# Tool output kept per task in a prompt: the first try, and the floor when shrinking to fit.
-PROMPT_OUTPUT_CHARS = 1200
-MIN_OUTPUT_CHARS = 80
-
-
-def tokens(text: str) -> int:
-    """Approximate tokens of a prompt text, with langchain-core's counter."""
-    return count_tokens_approximately([HumanMessage(text)])
 
 
 def render_history(rounds: Sequence[RoundRecord], budget_tokens: int) -> str:
@@ -58,7 +51,7 @@ def render_history(rounds: Sequence[RoundRecord], budget_tokens: int) -> str:
     if not rounds:
         return ""
     full = list(rounds[-FULL_ROUNDS:])
-    older = list(rounds[: -FULL_ROUNDS or None]) if len(rounds) > FULL_ROUNDS else []
+    older = list(rounds[:-FULL_ROUNDS]) if len(rounds) > FULL_ROUNDS else []
     summarised = older[-SUMMARY_ROUNDS:]
     dropped = older[: len(older) - len(summarised)]
     head = []
@@ -69,8 +62,8 @@ def render_history(rounds: Sequence[RoundRecord], budget_tokens: int) -> str:
             f"completion {rates[0]:.2f} -> {rates[-1]:.2f}."
         )
     head += [f"Round {r['round']}: {r['judgement'].get('user_summary', '')}" for r in summarised]
-    limit = PROMPT_OUTPUT_CHARS
-    while True:
+
+    def render(limit: int) -> str:
         lines = list(head)
         for record in full:
             lines.append(
@@ -82,10 +75,9 @@ def render_history(rounds: Sequence[RoundRecord], budget_tokens: int) -> str:
                     f"  - {result['task_id']} {result['tool']}({dump(result['arguments'])}) "
                     f"-> {result['status']}: <tool-output>{output}</tool-output>"
                 )
-        text = prompts.HISTORY.format(rounds="\n".join(lines))
-        if tokens(text) <= budget_tokens or limit <= MIN_OUTPUT_CHARS:
-            return text
-        limit = max(MIN_OUTPUT_CHARS, limit // 2)
+        return prompts.HISTORY.format(rounds="\n".join(lines))
+
+    return fit_to_budget(render, budget_tokens)
 
 
 def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
