@@ -82,7 +82,13 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
 
     def render(limit: int) -> str:
         shown = [
-            {**r, "output": f"<tool-output>{truncate(r['output'], limit)}</tool-output>"}
+            {
+                "task_id": r["task_id"],
+                "tool": r["tool"],
+                "arguments": truncate(dump(r["arguments"]), limit),
+                "status": r["status"],
+                "output": f"<tool-output>{truncate(r['output'], limit)}</tool-output>",
+            }
             for r in results
         ]
         return prompts.JUDGE_USER.format(

@@ -72,7 +72,8 @@ def render_history(rounds: Sequence[RoundRecord], budget_tokens: int) -> str:
             for result in record["results"]:
                 output = truncate(result["output"], limit)
                 lines.append(
-                    f"  - {result['task_id']} {result['tool']}({dump(result['arguments'])}) "
+                    f"  - {result['task_id']} {result['tool']}"
+                    f"({truncate(dump(result['arguments']), limit)}) "
                     f"-> {result['status']}: <tool-output>{output}</tool-output>"
                 )
         return prompts.HISTORY.format(rounds="\n".join(lines))
