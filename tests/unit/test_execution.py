@@ -319,6 +319,6 @@ def test_judge_prompt_fits_the_budget_with_eight_large_outputs(tools) -> None:
     )
     judge_prompt = model.calls_of("judge_tasks")[0][-1].content
     assert tokens(judge_prompt) <= 1500
-    assert judge_prompt.count("output truncated") == 8
+    assert judge_prompt.count("output truncated") == 16  # 8 outputs and 8 long arguments
     # the state keeps the longer output (max_output_chars), the prompt only its start
     assert len(out["rounds"][0]["results"][0]["output"]) == 20_000
