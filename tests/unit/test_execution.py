@@ -255,7 +255,7 @@ def test_forty_rounds_keep_the_prompt_bounded() -> None:
     out, _, model, *_ = run_graph(
         script,
         sleepy_tools(log),
-        max_steps=2000,
+        max_steps=260,
         max_replans=100,
         extra_rounds_per_phase=20,
         prompt_token_budget=2000,
