@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, TypeVar, cast, get_args
 
+from phasegraph.tools.commands import DEFAULT_ALLOWED_COMMANDS
 from phasegraph.tools.constraints import DEFAULT_TOOL_RULES, validate_rules
 
 # The largest budget a run may have; LangGraph's super-step limit is set from it.
@@ -38,6 +39,21 @@ def _env(name: str, default: _T, cast_fn: Callable[[str], _T]) -> Callable[[], _
             raise ValueError(f"PHASEGRAPH_{name}={raw!r} is not valid: {exc}") from None
 
     return factory
+
+
+def _name_list(raw: str) -> list[str]:
+    """A JSON list of names, or names separated by commas."""
+    value = json.loads(raw) if raw.lstrip().startswith("[") else raw.split(",")
+    if not isinstance(value, list):
+        raise ValueError("expected a list of names")
+    return [str(v).strip() for v in value if str(v).strip()]
+
+
+def _json_object(raw: str) -> dict[str, Any]:
+    value = json.loads(raw)
+    if not isinstance(value, dict):
+        raise ValueError("expected a JSON object")
+    return value
 
 
 @dataclass(kw_only=True)
@@ -134,6 +150,24 @@ class Context:
             '{"research": {"forbidden": ["write_file"]}}; a phase may narrow them further.'
         },
     )
+    allowed_commands: list[str] = field(
+        default_factory=_env("ALLOWED_COMMANDS", list(DEFAULT_ALLOWED_COMMANDS), _name_list),
+        metadata={
+            "description": "Programs run_command may start (by name, no shell), e.g. "
+            '["ls", "grep", "pytest"]. An interpreter listed here is handed to the model.'
+        },
+    )
+    max_read_bytes: int = field(
+        default_factory=_env("MAX_READ_BYTES", 1_000_000, int),
+        metadata={"description": "Bytes read_file, edit_file and search_text read of one file."},
+    )
+    mcp_servers: dict[str, dict[str, Any]] = field(
+        default_factory=_env("MCP_SERVERS", cast(dict[str, Any], {}), _json_object),
+        metadata={
+            "description": "MCP servers whose tools the plan may use (needs phasegraph[mcp]), "
+            'e.g. {"notes": {"transport": "stdio", "command": "python", "args": ["srv.py"]}}.'
+        },
+    )
     max_output_chars: int = field(
         default_factory=_env("MAX_OUTPUT_CHARS", 4000, int),
         metadata={"description": "Tool output kept per task; the rest is cut with a marker."},
@@ -158,7 +192,14 @@ class Context:
             "llm_timeout_s": (0.001, 86_400),
             "max_output_chars": (100, 10_000_000),
             "prompt_token_budget": (200, 1_000_000),
+            "max_read_bytes": (1_000, 1_000_000_000),
         }
+        if not isinstance(self.allowed_commands, list) or not all(
+            isinstance(c, str) and c and "/" not in c for c in self.allowed_commands
+        ):
+            raise ValueError("allowed_commands must be a list of program names (no paths)")
+        if not isinstance(self.mcp_servers, dict):
+            raise ValueError("mcp_servers must map server names to connection settings")
         self.tool_rules = validate_rules(self.tool_rules)
         for name, (low, high) in bounds.items():
             value = getattr(self, name)

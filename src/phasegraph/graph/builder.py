@@ -42,7 +42,7 @@ from phasegraph.nodes import (
 )
 from phasegraph.nodes._common import Deps
 from phasegraph.state import InputState, State, TaskInput
-from phasegraph.tools import tool_index
+from phasegraph.tools.builtin import Toolbox
 
 # Budgets live in the state (SPEC section 8), not in LangGraph's per-invocation super-step limit.
 # Every super-step but execute (which may run no tool) and the review pauses spends a step, so
@@ -176,6 +176,7 @@ def build_graph(
     *,
     model: BaseChatModel | None = None,
     tools: Sequence[BaseTool] | None = None,
+    builtin_tools: bool | None = None,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     name: str = "phasegraph",
 ) -> PhaseGraph:
@@ -184,14 +185,20 @@ def build_graph(
     Args:
         model: Any LangChain chat model that can call a named function. None: the model named
             by the run's settings (``Context.model``) is used.
-        tools: LangChain tools the plan may name.
+        tools: LangChain tools the plan may name (sync or async); not idempotent unless
+            they say so with ``metadata={"idempotent": True}``.
+        builtin_tools: Whether the built-in workspace tools (list_files, read_file,
+            write_file, edit_file, search_text, run_command) are added, bound to the run's
+            ``Context.workspace``. None: only when ``tools`` is None.
         checkpointer: Any LangGraph checkpointer; needed for review pauses and resume.
         name: Name of the compiled graph.
 
     Returns:
         The compiled graph, interrupting before ``human_review``.
     """
-    deps = Deps(model=model, tools=tool_index(tools or []), checkpointer=checkpointer)
+    deps = Deps(
+        model=model, toolbox=Toolbox(tools, builtin=builtin_tools), checkpointer=checkpointer
+    )
     builder = StateGraph(State, context_schema=Context, input_schema=InputState)
     # LangGraph injects the NodeError by the parameter's type; its typing has no such protocol.
     builder.set_node_defaults(error_handler=cast(Any, on_node_error))

@@ -20,6 +20,7 @@ from phasegraph.journal import ToolJournal, journal_for
 from phasegraph.models import model_from_context
 from phasegraph.state import Limits, RoundRecord, RunError, State
 from phasegraph.structured import StageCall
+from phasegraph.tools.builtin import Toolbox, WorkspaceSettings
 from phasegraph.tools.constraints import allowed_tools
 
 
@@ -28,9 +29,13 @@ class Deps:
     """What `build_graph` hands to every node: model (None: from settings), tools, journal."""
 
     model: BaseChatModel | None = None
-    tools: dict[str, BaseTool] = field(default_factory=dict)
+    toolbox: Toolbox = field(default_factory=lambda: Toolbox([], builtin=False))
     checkpointer: Any = None
     _journal: ToolJournal | None = None
+
+    def tools_for(self, context: Context) -> dict[str, BaseTool]:
+        """The tools of a run: the user's, plus built-in and MCP tools bound by its settings."""
+        return self.toolbox.resolve(workspace_settings(context), context.mcp_servers or None)
 
     def journal(self) -> ToolJournal:
         """The tool journal that fits the graph's checkpointer (created on first use)."""
@@ -43,6 +48,18 @@ class Deps:
         if self.model is not None:
             return self.model
         return model_from_context(context_of(runtime), thread_id())
+
+
+def workspace_settings(context: Context) -> WorkspaceSettings:
+    """What the built-in tools of a run are bound to."""
+    return WorkspaceSettings(
+        root=context.workspace,
+        allowed_commands=tuple(context.allowed_commands),
+        max_read_bytes=context.max_read_bytes,
+        max_output_chars=context.max_output_chars,
+        # under the task timeout, so the command is killed before its task is given up on
+        command_timeout_s=context.task_timeout_s * 0.9,
+    )
 
 
 def thread_id() -> str:
@@ -137,7 +154,7 @@ def phase_allowed_tools(
     """Tools the phase may use: its task type's rules, narrowed by the phase's own list."""
     task_type = str((state.get("structured_request") or {}).get("task_type", ""))
     return allowed_tools(
-        deps.tools, task_type, phase.get("allowed_tools") or [], context.tool_rules
+        deps.tools_for(context), task_type, phase.get("allowed_tools") or [], context.tool_rules
     )
 
 

@@ -68,6 +68,7 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     phase = current_phase(state)
     task_type = str((state.get("structured_request") or {}).get("task_type", ""))
     tasks: list[dict[str, Any]] = (state.get("current_plan") or {}).get("tasks", [])
+    available = deps.tools_for(context)
     allowed = set(phase_allowed_tools(state, phase, deps, context))
     decisions = state.get("tool_decisions") or {}
     asks_permission = limits_of(state)["review"] == "all"
@@ -102,12 +103,12 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
             if any(d["status"] != "ok" for d in deps_done):
                 settle(task_result(task, "skipped", "a task it depends on did not succeed"))
             elif tool not in allowed and decision != "allow":
-                reason = refusal_reason(tool, deps.tools, task_type, phase["id"])
+                reason = refusal_reason(tool, available, task_type, phase["id"])
                 if (
                     decision is None
                     and asks_permission
                     and task.get("justification")
-                    and tool in deps.tools
+                    and tool in available
                 ):
                     update["pending_review"] = {
                         "kind": "tool_permission",

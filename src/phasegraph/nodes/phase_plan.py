@@ -32,7 +32,7 @@ def phase_plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str,
         HumanMessage(
             prompts.PHASE_PLAN_USER.format(
                 structured_request=dump(state["structured_request"]),
-                tools=describe_tools(list(deps.tools.values())),
+                tools=describe_tools(list(deps.tools_for(context).values())),
             )
         ),
     ]

@@ -103,7 +103,7 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         "phase_goal": phase["goal"],
         "round": round_no,
         "round_limit": round_limit(phase, limits),
-        "tools": describe_tools(deps.tools[t] for t in tools),
+        "tools": describe_tools(deps.tools_for(context)[t] for t in tools),
         "reflection": prompts.REFLECTION.format(note=note) if note else "",
     }
     fixed = tokens(prompts.PLAN_USER.format(history="", **fields))

@@ -14,6 +14,7 @@ import threading
 import time
 from typing import Any, cast
 
+from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
@@ -31,11 +32,10 @@ INTERRUPTED = (
 
 
 def _run_with_timeout(
-    deps: Deps, task: dict[str, Any], timeout_s: float, max_chars: int
+    tool: BaseTool, task: dict[str, Any], timeout_s: float, max_chars: int
 ) -> tuple[str, str, float]:
     """Run the task's tool; (status, output, seconds). A late tool is left to finish alone."""
     outcome: queue.Queue[tuple[bool, str]] = queue.Queue(maxsize=1)
-    tool = deps.tools[task["tool"]]
     worker = threading.Thread(
         target=lambda: outcome.put(run_tool(tool, task["arguments"], max_chars)),
         name=f"phasegraph-{task['tool']}",
@@ -56,18 +56,19 @@ def run_task(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> dict[st
     task, wave = state["task"], state["wave"]
     key = journal_key(thread_id(), state["phase_id"], state["round_seq"], task["id"])
     journal = deps.journal()
+    tool = deps.tools_for(context)[task["tool"]]
     entry = journal.get(key)
     emit(runtime, "task_started", task_id=task["id"], tool=task["tool"])
     result: TaskResult
     if entry and entry["state"] == "finished" and entry["result"]:
         result = cast(TaskResult, {**entry["result"], "replayed": True})
-    elif entry and not is_idempotent(deps.tools[task["tool"]]):
+    elif entry and not is_idempotent(tool):
         result = task_result(task, "interrupted", INTERRUPTED, wave=wave)
         journal.finish(key, dict(result))
     else:
         journal.start(key, task["tool"], task["arguments"])
         status, output, seconds = _run_with_timeout(
-            deps, task, state["timeout_s"], context.max_output_chars
+            tool, task, state["timeout_s"], context.max_output_chars
         )
         result = task_result(task, cast(TaskOutcome, status), output, seconds, wave=wave)
         journal.finish(key, dict(result))

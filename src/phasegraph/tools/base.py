@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from langchain_core.tools import BaseTool
 
 from phasegraph.errors import ConfigurationError, redact
+from phasegraph.tools.mcp import run_coroutine
 
 TRUNCATION_MARKER = "\n[... output truncated: {cut} of {total} characters not shown ...]"
 
@@ -55,12 +55,21 @@ def run_tool(tool: BaseTool, arguments: Mapping[str, Any], max_chars: int) -> tu
     """Call a tool; returns (ok, output). Errors become text for the judge, never exceptions."""
     try:
         if _is_async_only(tool):
-            output = asyncio.run(tool.ainvoke(dict(arguments)))
+            output = run_coroutine(tool.ainvoke(dict(arguments)))
         else:
             output = tool.invoke(dict(arguments))
     except Exception as exc:
         return False, truncate(redact(f"{type(exc).__name__}: {exc}"), max_chars)
-    return True, truncate(redact(output if isinstance(output, str) else str(output)), max_chars)
+    return True, truncate(redact(as_text(output)), max_chars)
+
+
+def as_text(output: object) -> str:
+    """A tool's output as text; content blocks (MCP tools return them) become their text."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, list) and all(isinstance(b, dict) and "text" in b for b in output):
+        return "\n".join(str(b["text"]) for b in output)
+    return str(output)
 
 
 def _is_async_only(tool: BaseTool) -> bool:

@@ -1,0 +1,160 @@
+"""The built-in workspace tools as LangChain tools, and the set of tools a run may use.
+
+The built-in tools are bound to the workspace of the run's settings, so one compiled graph
+serves runs in different workspaces; the tools of one configuration are built once and reused.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from langchain_core.tools import BaseTool, StructuredTool
+from pydantic import BaseModel, Field
+
+from phasegraph.errors import ConfigurationError
+from phasegraph.tools.base import tool_index
+from phasegraph.tools.commands import run_command
+from phasegraph.tools.mcp import load_mcp_tools
+from phasegraph.tools.workspace import Workspace
+
+BUILTIN_TOOL_NAMES = (
+    "list_files",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "search_text",
+    "run_command",
+)
+
+
+class _ListFiles(BaseModel):
+    path: str = Field(".", description="Directory relative to the workspace root.")
+
+
+class _ReadFile(BaseModel):
+    path: str = Field(description="File relative to the workspace root.")
+    start_line: int | None = Field(None, description="First line to show (1-based).")
+    end_line: int | None = Field(None, description="Last line to show (inclusive).")
+
+
+class _WriteFile(BaseModel):
+    path: str = Field(description="File relative to the workspace root; created or replaced.")
+    content: str = Field(description="The whole new content of the file.")
+
+
+class _EditFile(BaseModel):
+    path: str = Field(description="File relative to the workspace root.")
+    old_text: str = Field(description="Exact text to replace; must occur exactly once.")
+    new_text: str = Field(description="Text to put in its place.")
+
+
+class _SearchText(BaseModel):
+    pattern: str = Field(description="Regular expression searched line by line.")
+    path: str = Field(".", description="File or directory relative to the workspace root.")
+
+
+class _RunCommand(BaseModel):
+    argv: list[str] = Field(description='Program and arguments, e.g. ["ls", "-l"]; no shell.')
+    timeout_s: float | None = Field(None, description="Seconds before the command is killed.")
+
+
+@dataclass(frozen=True)
+class WorkspaceSettings:
+    """What the built-in tools are bound to (hashable: one tool set per distinct value)."""
+
+    root: str
+    allowed_commands: tuple[str, ...]
+    max_read_bytes: int
+    max_output_chars: int
+    command_timeout_s: float
+
+
+@lru_cache(maxsize=32)
+def workspace_tools(settings: WorkspaceSettings) -> tuple[BaseTool, ...]:
+    """The six built-in tools bound to one workspace."""
+    space = Workspace(settings.root, max_read_bytes=settings.max_read_bytes)
+
+    def command(argv: list[str], timeout_s: float | None = None) -> str:
+        limit = settings.command_timeout_s
+        return run_command(
+            argv,
+            workspace=space,
+            allowed=settings.allowed_commands,
+            timeout_s=min(timeout_s, limit) if timeout_s and timeout_s > 0 else limit,
+            max_chars=settings.max_output_chars,
+        )
+
+    specs: list[tuple[str, object, type[BaseModel], str, bool | None]] = [
+        ("list_files", space.list_files, _ListFiles, "List files under a directory.", True),
+        ("read_file", space.read_file, _ReadFile, "Read a text file, or some of its lines.", True),
+        ("write_file", space.write_file, _WriteFile, "Create or replace a whole file.", True),
+        (
+            "edit_file",
+            space.edit_file,
+            _EditFile,
+            "Replace one exact occurrence of old_text with new_text in a file.",
+            False,
+        ),
+        (
+            "search_text",
+            space.search_text,
+            _SearchText,
+            "Search files for lines matching a regular expression.",
+            True,
+        ),
+        (
+            "run_command",
+            command,
+            _RunCommand,
+            "Run an allowed program (no shell) in the workspace: "
+            + ", ".join(settings.allowed_commands),
+            None,  # a command's effects are unknown: it declares nothing (not idempotent)
+        ),
+    ]
+    tools: list[BaseTool] = []
+    for name, func, schema, description, idempotent in specs:
+        tools.append(
+            StructuredTool.from_function(
+                func=func,  # type: ignore[arg-type]
+                name=name,
+                description=description,
+                args_schema=schema,
+                metadata={} if idempotent is None else {"idempotent": idempotent},
+            )
+        )
+    return tuple(tools)
+
+
+class Toolbox:
+    """The tools of a graph: the user's, plus the built-in and MCP tools the settings bind."""
+
+    def __init__(self, tools: Sequence[BaseTool] | None, *, builtin: bool | None) -> None:
+        """Keep the user's tools; ``builtin=None`` means built-in tools only when none given."""
+        self.user = tool_index(tools or [])
+        self.builtin = (tools is None) if builtin is None else builtin
+        if self.builtin:
+            clash = sorted(set(self.user) & set(BUILTIN_TOOL_NAMES))
+            if clash:
+                raise ConfigurationError(
+                    f"tools {clash} have the names of built-in tools; rename them or pass "
+                    "builtin_tools=False"
+                )
+        self._lock = threading.Lock()
+
+    def resolve(
+        self, settings: WorkspaceSettings | None, mcp_servers: Mapping[str, Any] | None = None
+    ) -> dict[str, BaseTool]:
+        """Tools by name for a run with these settings."""
+        found: list[BaseTool] = []
+        if self.builtin and settings is not None:
+            found.extend(workspace_tools(settings))
+        found.extend(self.user.values())
+        if mcp_servers:
+            with self._lock:
+                found.extend(load_mcp_tools(json.dumps(mcp_servers, sort_keys=True)))
+        return tool_index(found)

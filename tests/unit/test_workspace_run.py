@@ -1,0 +1,216 @@
+"""Whole runs on the built-in workspace tools, and users' own tools beside them."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+
+from phasegraph import Context, ScriptedChatModel, build_graph
+from phasegraph.errors import ConfigurationError
+
+from scripts import ANALYSIS, CONTINUE, SUMMARY, judgement, phases, round_plan
+
+
+def results_by_task(out: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {r["task_id"]: r for rnd in out["rounds"] for r in rnd["results"]}
+
+
+def run_in(ws: Path, script: dict[str, list[Any]], **kw: Any) -> dict[str, Any]:
+    graph = build_graph(model=ScriptedChatModel(script=script), checkpointer=InMemorySaver(), **kw)
+    return graph.invoke(
+        {"request": "tidy the workspace"},
+        {"configurable": {"thread_id": "ws"}},
+        context=Context(workspace=str(ws)),
+    )
+
+
+def test_a_run_reads_edits_and_writes_and_the_workspace_ends_as_expected(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "docs").mkdir(parents=True)
+    (ws / "docs" / "a.md").write_text("# A\nTODO: fix\n")
+    (ws / "docs" / "b.md").write_text("# B\nall good\n")
+    report = "# Report\n\n- docs/a.md: fixed\n- docs/b.md: fine\n"
+    script = {
+        "request_analyser": [ANALYSIS],
+        "phase_planner": [phases("p1", rounds=2)],
+        "plan_tool_call": [
+            round_plan(
+                ("ls", "list_files", {"path": "docs"}),
+                ("ra", "read_file", {"path": "docs/a.md"}),
+                ("todo", "search_text", {"pattern": "TODO"}),
+            ),
+            round_plan(
+                (
+                    "fix",
+                    "edit_file",
+                    {"path": "docs/a.md", "old_text": "TODO: fix", "new_text": "fixed"},
+                ),
+                ("rep", "write_file", {"path": "report.md", "content": report}),
+            ),
+        ],
+        "judge_tasks": [CONTINUE, judgement()],
+        "summarizer": [SUMMARY],
+    }
+    out = run_in(ws, script)
+    assert out["status"] == "completed" and out["summary"]
+    results = results_by_task(out)
+    assert {k: r["status"] for k, r in results.items()} == dict.fromkeys(
+        ["ls", "ra", "todo", "fix", "rep"], "ok"
+    )
+    assert results["ls"]["output"] == "docs/a.md\ndocs/b.md"
+    assert results["ra"]["output"] == "# A\nTODO: fix\n"
+    assert results["todo"]["output"] == "docs/a.md:2: TODO: fix"
+    files = {str(p.relative_to(ws)): p.read_text() for p in ws.rglob("*") if p.is_file()}
+    assert files == {
+        "docs/a.md": "# A\nfixed\n",
+        "docs/b.md": "# B\nall good\n",
+        "report.md": report,
+    }
+
+
+def test_research_work_cannot_reach_the_write_tools(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = {
+        "request_analyser": [{**ANALYSIS, "task_type": "research"}],
+        "phase_planner": [phases("p1")],
+        "plan_tool_call": [round_plan(("w", "write_file", {"path": "x.md", "content": "x"}))],
+        "judge_tasks": [judgement()],
+        "summarizer": [SUMMARY],
+    }
+    out = run_in(ws, script)
+    assert results_by_task(out)["w"]["status"] == "refused"
+    assert list(ws.iterdir()) == []
+    assert out["tool_violations"][0]["tool"] == "write_file"
+
+
+def test_a_symlink_made_during_a_run_is_refused(tmp_path: Path) -> None:
+    ws, outside = tmp_path / "ws", tmp_path / "secret.txt"
+    ws.mkdir()
+    outside.write_text("do not read")
+
+    @tool
+    def make_link(name: str) -> str:
+        """Make a symlink (the test's stand-in for anything that plants one mid-run)."""
+        os.symlink(outside, ws / name)
+        return "made"
+
+    script = {
+        "request_analyser": [ANALYSIS],
+        "phase_planner": [phases("p1", rounds=2)],
+        "plan_tool_call": [
+            round_plan(("mk", "make_link", {"name": "notes.txt"})),
+            round_plan(
+                ("rd", "read_file", {"path": "notes.txt"}),
+                ("wr", "write_file", {"path": "notes.txt", "content": "overwrite"}),
+            ),
+        ],
+        "judge_tasks": [CONTINUE, judgement()],
+        "summarizer": [SUMMARY],
+    }
+    out = run_in(ws, script, tools=[make_link], builtin_tools=True)
+    results = results_by_task(out)
+    assert results["mk"]["status"] == "ok"
+    assert (
+        results["rd"]["status"] == "failed" and "outside the workspace" in results["rd"]["output"]
+    )
+    assert results["wr"]["status"] == "failed"
+    assert outside.read_text() == "do not read"
+    assert "do not read" not in str(out)
+
+
+def test_a_users_async_tool_works_in_a_run(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    @tool
+    async def fetch_note(key: str) -> str:
+        """Fetch a note by key (async)."""
+        await asyncio.sleep(0.01)
+        calls.append(key)
+        return f"note {key}"
+
+    script = {
+        "request_analyser": [ANALYSIS],
+        "phase_planner": [phases("p1")],
+        "plan_tool_call": [
+            round_plan(("n1", "fetch_note", {"key": "k1"}), ("n2", "fetch_note", {"key": "k2"}))
+        ],
+        "judge_tasks": [judgement()],
+        "summarizer": [SUMMARY],
+    }
+    out = run_in(tmp_path, script, tools=[fetch_note])
+    results = results_by_task(out)
+    assert results["n1"] == {**results["n1"], "status": "ok", "output": "note k1"}
+    assert results["n2"]["output"] == "note k2" and sorted(calls) == ["k1", "k2"]
+
+
+def test_the_async_tool_also_works_when_the_graph_runs_async(tmp_path: Path) -> None:
+    @tool
+    async def shout(text: str) -> str:
+        """Upper-case the text (async)."""
+        return text.upper()
+
+    script = {
+        "request_analyser": [ANALYSIS],
+        "phase_planner": [phases("p1")],
+        "plan_tool_call": [round_plan(("s", "shout", {"text": "hi"}))],
+        "judge_tasks": [judgement()],
+        "summarizer": [SUMMARY],
+    }
+    graph = build_graph(
+        model=ScriptedChatModel(script=script), tools=[shout], checkpointer=InMemorySaver()
+    )
+    out = asyncio.run(
+        graph.ainvoke({"request": "x"}, {"configurable": {"thread_id": "a"}}, context=Context())
+    )
+    assert results_by_task(out)["s"]["output"] == "HI"
+
+
+def test_no_tools_given_means_the_builtin_tools_and_tools_given_means_only_those(
+    tmp_path: Path,
+) -> None:
+    @tool
+    def ping() -> str:
+        """Answer pong."""
+        return "pong"
+
+    def prompt_tools(**kw: Any) -> str:
+        model = ScriptedChatModel(
+            script={
+                "request_analyser": [ANALYSIS],
+                "phase_planner": [phases("p1")],
+                "plan_tool_call": [round_plan(("p", "list_files", {}))],
+                "judge_tasks": [judgement()],
+                "summarizer": [SUMMARY],
+            }
+        )
+        graph = build_graph(model=model, checkpointer=InMemorySaver(), **kw)
+        graph.invoke(
+            {"request": "x"},
+            {"configurable": {"thread_id": "p"}},
+            context=Context(workspace=str(tmp_path)),
+        )
+        return str(model.calls_of("plan_tool_call")[0])
+
+    builtin = prompt_tools()
+    assert "read_file(" in builtin and "ping(" not in builtin
+    own = prompt_tools(tools=[ping])
+    assert "ping(" in own and "read_file(" not in own
+    both = prompt_tools(tools=[ping], builtin_tools=True)
+    assert "ping(" in both and "read_file(" in both
+
+
+def test_a_user_tool_named_like_a_builtin_is_a_clear_error() -> None:
+    @tool
+    def read_file(path: str) -> str:
+        """Shadow the built-in."""
+        return path
+
+    with pytest.raises(ConfigurationError, match="names of built-in tools"):
+        build_graph(tools=[read_file], builtin_tools=True)

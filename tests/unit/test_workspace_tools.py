@@ -1,0 +1,393 @@
+"""The built-in workspace tools: what they do, and the escapes and abuses they refuse."""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import pytest
+from langchain_core.tools import BaseTool
+
+from phasegraph.tools import is_idempotent, run_tool
+from phasegraph.tools import workspace as workspace_module
+from phasegraph.tools.builtin import BUILTIN_TOOL_NAMES, WorkspaceSettings, workspace_tools
+from phasegraph.tools.commands import DEFAULT_ALLOWED_COMMANDS, scrubbed_environment
+from phasegraph.tools.workspace import Workspace
+
+OUTSIDE = "the outside file\n"
+SECRET = "sibling secret\n"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    """A workspace with a few files, a .git directory, and things outside it to protect."""
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("def main():\n    return 1\n")
+    (root / "notes.txt").write_text("alpha\nbeta\ngamma\nbeta\n")
+    (root / ".git" / "hooks").mkdir(parents=True)
+    (root / ".git" / "config").write_text("[core]\n")
+    (tmp_path / "outside.txt").write_text(OUTSIDE)
+    (tmp_path / "outdir").mkdir()
+    (tmp_path / "outdir" / "secret.txt").write_text(SECRET)
+    (tmp_path / "ws-evil").mkdir()  # a sibling whose name extends the root's
+    (tmp_path / "ws-evil" / "secret.txt").write_text(SECRET)
+    os.symlink(tmp_path / "outside.txt", root / "link_out")
+    os.symlink(tmp_path / "outdir", root / "linkdir")
+    return root
+
+
+def toolset(root: Path, commands: tuple[str, ...] = DEFAULT_ALLOWED_COMMANDS, **kw: Any) -> Any:
+    settings = WorkspaceSettings(
+        root=str(root),
+        allowed_commands=commands,
+        max_read_bytes=kw.get("max_read_bytes", 100_000),
+        max_output_chars=kw.get("max_output_chars", 2000),
+        command_timeout_s=kw.get("timeout", 10.0),
+    )
+    return {t.name: t for t in workspace_tools(settings)}
+
+
+def call(tools: dict[str, BaseTool], name: str, **args: Any) -> tuple[bool, str]:
+    return run_tool(tools[name], args, 100_000)
+
+
+def snapshot(path: Path) -> dict[str, bytes]:
+    """Every file under ``path`` (not following symlinks) with its bytes."""
+    found: dict[str, bytes] = {}
+    for current, _dirs, files in os.walk(path):
+        for name in files:
+            full = Path(current) / name
+            if not full.is_symlink():
+                found[str(full.relative_to(path))] = full.read_bytes()
+    return found
+
+
+# -- what the tools do --------------------------------------------------------------------------
+
+
+def test_the_six_tools_have_the_names_arguments_and_idempotence_of_the_spec(ws: Path) -> None:
+    tools = toolset(ws)
+    assert tuple(tools) == BUILTIN_TOOL_NAMES
+    assert set(tools["list_files"].args) == {"path"}
+    assert set(tools["read_file"].args) == {"path", "start_line", "end_line"}
+    assert set(tools["write_file"].args) == {"path", "content"}
+    assert set(tools["edit_file"].args) == {"path", "old_text", "new_text"}
+    assert set(tools["search_text"].args) == {"pattern", "path"}
+    assert set(tools["run_command"].args) == {"argv", "timeout_s"}
+    declared = {name: tools[name].metadata.get("idempotent") for name in tools}
+    assert declared == {
+        "list_files": True,
+        "read_file": True,
+        "write_file": True,
+        "edit_file": False,
+        "search_text": True,
+        "run_command": None,  # declares nothing: a command's effects are unknown
+    }
+    assert not is_idempotent(tools["run_command"]) and not is_idempotent(tools["edit_file"])
+
+
+def test_list_read_write_edit_search(ws: Path) -> None:
+    tools = toolset(ws)
+    ok, listing = call(tools, "list_files")
+    assert ok and listing.splitlines() == [
+        "link_out@",
+        "linkdir@",
+        "notes.txt",
+        "src/",
+        "src/app.py",
+    ], listing
+    assert ".git" not in listing
+    assert call(tools, "read_file", path="notes.txt") == (True, "alpha\nbeta\ngamma\nbeta\n")
+    ok, part = call(tools, "read_file", path="notes.txt", start_line=2, end_line=3)
+    assert ok and part.startswith("beta\ngamma\n") and "[lines 2-3 of 4]" in part
+    assert call(tools, "write_file", path="out/report.md", content="# R\n")[0]
+    assert (ws / "out" / "report.md").read_text() == "# R\n"
+    assert call(tools, "edit_file", path="src/app.py", old_text="return 1", new_text="return 2")[0]
+    assert (ws / "src" / "app.py").read_text() == "def main():\n    return 2\n"
+    ok, found = call(tools, "search_text", pattern=r"return \d")
+    assert ok and found == "src/app.py:2:     return 2"
+    ok, none = call(tools, "search_text", pattern="zzz", path="src")
+    assert ok and none.startswith("no match")
+
+
+def test_edit_fails_clearly_when_the_text_is_missing_or_ambiguous(ws: Path) -> None:
+    tools = toolset(ws)
+    before = (ws / "notes.txt").read_text()
+    ok, missing = call(tools, "edit_file", path="notes.txt", old_text="delta", new_text="x")
+    assert not ok and "was not found" in missing
+    ok, twice = call(tools, "edit_file", path="notes.txt", old_text="beta", new_text="x")
+    assert not ok and "occurs 2 times" in twice and "nothing was changed" in twice
+    assert (ws / "notes.txt").read_text() == before
+
+
+def test_write_keeps_the_mode_and_leaves_no_temporary_file(ws: Path) -> None:
+    script = ws / "run.sh"
+    script.write_text("old")
+    script.chmod(0o750)
+    assert call(toolset(ws), "write_file", path="run.sh", content="new")[0]
+    assert script.read_text() == "new" and (script.stat().st_mode & 0o777) == 0o750
+    assert not [p for p in os.listdir(ws) if p.endswith(".tmp")]
+
+
+def test_binary_and_non_utf8_files_do_not_crash(ws: Path) -> None:
+    (ws / "blob.bin").write_bytes(b"\x89PNG\x00\x01\x02" * 100)
+    (ws / "latin.txt").write_bytes("café\n".encode("latin-1"))
+    tools = toolset(ws)
+    ok, text = call(tools, "read_file", path="blob.bin")
+    assert ok and "binary file (700 bytes)" in text
+    ok, text = call(tools, "read_file", path="latin.txt")
+    assert ok and text.startswith("caf\ufffd\n") and "not valid UTF-8" in text
+    ok, text = call(tools, "edit_file", path="blob.bin", old_text="PNG", new_text="x")
+    assert not ok and "binary" in text
+    ok, text = call(tools, "search_text", pattern="PNG")
+    assert ok and "blob.bin" not in text.split("[")[0]
+
+
+def test_reads_are_capped(ws: Path) -> None:
+    (ws / "big.txt").write_text("line of text\n" * 100_000)  # 1.3 MB
+    ok, text = call(toolset(ws, max_read_bytes=10_000), "read_file", path="big.txt")
+    assert ok and len(text) < 10_500
+    assert "the file is 1300000 bytes; only the first 10000 were read" in text
+
+
+def test_a_symlink_inside_the_workspace_to_a_file_inside_works(ws: Path) -> None:
+    os.symlink(ws / "notes.txt", ws / "alias.txt")
+    assert call(toolset(ws), "read_file", path="alias.txt") == (True, "alpha\nbeta\ngamma\nbeta\n")
+
+
+def test_a_missing_workspace_is_a_clear_error(tmp_path: Path) -> None:
+    ok, text = call(toolset(tmp_path / "nope"), "list_files")
+    assert not ok and "is not an existing directory" in text
+
+
+# -- escapes and abuses: each refused with a clear message, nothing outside touched -----------
+
+ESCAPES: list[tuple[str, str, dict[str, Any], str]] = [
+    ("dotdot read", "read_file", {"path": "../outside.txt"}, "outside the workspace"),
+    ("deep dotdot", "read_file", {"path": "src/../../outside.txt"}, "outside the workspace"),
+    ("dotdot to root", "read_file", {"path": "../../../../../../etc/passwd"}, "outside"),
+    ("absolute", "read_file", {"path": "/etc/passwd"}, "absolute path"),
+    ("tilde", "read_file", {"path": "~/.bashrc"}, "home directory"),
+    ("tilde user", "read_file", {"path": "~root/.ssh/id_rsa"}, "home directory"),
+    ("sibling prefix", "read_file", {"path": "../ws-evil/secret.txt"}, "outside the workspace"),
+    ("sibling list", "list_files", {"path": "../ws-evil"}, "outside the workspace"),
+    ("nul byte", "read_file", {"path": "notes.txt\x00.png"}, "NUL byte"),
+    ("file symlink out", "read_file", {"path": "link_out"}, "outside the workspace"),
+    ("dir symlink out", "read_file", {"path": "linkdir/secret.txt"}, "outside the workspace"),
+    ("list via symlink", "list_files", {"path": "linkdir"}, "outside the workspace"),
+    ("write dotdot", "write_file", {"path": "../outside.txt", "content": "x"}, "outside"),
+    ("write absolute", "write_file", {"path": "/tmp/pg-abs.txt", "content": "x"}, "absolute"),
+    ("write via symlink", "write_file", {"path": "link_out", "content": "x"}, "outside"),
+    ("write git hook", "write_file", {"path": ".git/hooks/pre-commit", "content": "x"}, ".git/"),
+    ("write git case", "write_file", {"path": ".GIT/hooks/post-merge", "content": "x"}, "inside"),
+    ("write git dotdot", "write_file", {"path": "src/../.git/config", "content": "x"}, ".git/"),
+    (
+        "edit git config",
+        "edit_file",
+        {"path": ".git/config", "old_text": "[", "new_text": "x"},
+        ".git/",
+    ),
+    (
+        "write run db",
+        "write_file",
+        {"path": ".phasegraph/threads.sqlite", "content": "x"},
+        ".phasegraph/",
+    ),
+    ("write the root", "write_file", {"path": ".", "content": "x"}, "not a file"),
+    ("search absolute", "search_text", {"pattern": "root", "path": "/etc"}, "absolute"),
+    ("search dotdot", "search_text", {"pattern": "secret", "path": ".."}, "outside"),
+    ("rm by path", "run_command", {"argv": ["/bin/rm", "-rf", "src"]}, "by name"),
+    ("relative program", "run_command", {"argv": ["./evil.sh"]}, "by name"),
+    ("bash -c", "run_command", {"argv": ["bash", "-c", "rm -rf /"]}, "runs other commands"),
+    ("sh -c", "run_command", {"argv": ["sh", "-c", "cat /etc/passwd"]}, "runs other commands"),
+    ("env wrapper", "run_command", {"argv": ["env", "X=1", "ls"]}, "runs other commands"),
+    ("xargs", "run_command", {"argv": ["xargs", "rm"]}, "runs other commands"),
+    ("find -exec", "run_command", {"argv": ["find", ".", "-exec", "rm", "{}", ";"]}, "-exec"),
+    ("find -delete", "run_command", {"argv": ["find", ".", "-delete"]}, "-delete"),
+    ("sort -o", "run_command", {"argv": ["sort", "-o", "../outside.txt", "notes.txt"]}, "-o"),
+    ("sort --output=", "run_command", {"argv": ["sort", "--output=x", "notes.txt"]}, "--output"),
+    ("cat absolute", "run_command", {"argv": ["cat", "/etc/passwd"]}, "absolute"),
+    ("cat dotdot", "run_command", {"argv": ["cat", "../outside.txt"]}, "outside"),
+    ("grep outside", "run_command", {"argv": ["grep", "-r", "secret", "../ws-evil"]}, "outside"),
+    ("option=path", "run_command", {"argv": ["ls", "--directory=/etc"]}, "absolute"),
+    ("tilde arg", "run_command", {"argv": ["ls", "~"]}, "home directory"),
+    ("interpreter", "run_command", {"argv": ["python3", "-c", "print(1)"]}, "not an allowed"),
+    ("nul in argv", "run_command", {"argv": ["cat", "notes.txt\x00"]}, "NUL byte"),
+    ("argv as a string", "run_command", {"argv": "rm -rf /"}, "argv"),
+    ("empty argv", "run_command", {"argv": []}, "non-empty list"),
+]
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "message"), [c[1:] for c in ESCAPES], ids=[c[0] for c in ESCAPES]
+)
+def test_escape_is_refused(ws: Path, tool: str, args: dict[str, Any], message: str) -> None:
+    outside_before = snapshot(ws.parent)
+    ok, text = call(toolset(ws), tool, **args)
+    assert not ok, text
+    assert message in text, text
+    assert snapshot(ws.parent) == outside_before  # nothing written, inside or out
+    assert OUTSIDE not in text and SECRET not in text
+
+
+def test_the_table_has_at_least_30_cases() -> None:
+    assert len(ESCAPES) >= 30
+
+
+def test_a_symlink_made_during_the_run_is_refused(ws: Path) -> None:
+    tools = toolset(ws)
+    assert call(tools, "read_file", path="src/app.py")[0]
+    # between two calls, something swaps the directory for a symlink to the outside
+    os.rename(ws / "src", ws / "src.old")
+    os.symlink(ws.parent / "outdir", ws / "src")
+    (ws.parent / "outdir" / "app.py").write_text("outside app\n")
+    ok, text = call(tools, "read_file", path="src/app.py")
+    assert not ok and "outside the workspace" in text
+    ok, text = call(tools, "write_file", path="src/app.py", content="x")
+    assert not ok and (ws.parent / "outdir" / "app.py").read_text() == "outside app\n"
+
+
+def test_a_symlink_swapped_in_between_check_and_open_is_not_followed(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (ws.parent / "outdir" / "app.py").write_text("outside app\n")
+    checked = Workspace.relative
+
+    def check_then_swap(self: Workspace, path: str, **kw: Any) -> PurePosixPath:
+        if (ws / "src").is_symlink():  # undo the last call's swap
+            (ws / "src").unlink()
+            os.rename(ws / "src.old", ws / "src")
+        rel = checked(self, path, **kw)
+        # the race: the check passed, now the swap
+        os.rename(ws / "src", ws / "src.old")
+        os.symlink(ws.parent / "outdir", ws / "src")
+        return rel
+
+    monkeypatch.setattr(Workspace, "relative", check_then_swap)
+    tools = toolset(ws)
+    ok, text = call(tools, "read_file", path="src/app.py")
+    assert not ok and "symlink" in text and "outside app" not in text
+    ok, text = call(tools, "write_file", path="src/app.py", content="pwned")
+    assert not ok and "symlink" in text
+    assert (ws.parent / "outdir" / "app.py").read_text() == "outside app\n"
+
+
+def test_a_final_symlink_swapped_in_is_not_followed(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checked = Workspace.relative
+
+    def check_then_swap(self: Workspace, path: str, **kw: Any) -> PurePosixPath:
+        rel = checked(self, path, **kw)
+        (ws / "notes.txt").unlink()
+        os.symlink(ws.parent / "outside.txt", ws / "notes.txt")
+        return rel
+
+    monkeypatch.setattr(Workspace, "relative", check_then_swap)
+    ok, text = call(toolset(ws), "read_file", path="notes.txt")
+    assert not ok and "symlink" in text and OUTSIDE not in text
+
+
+def test_a_catastrophic_pattern_is_stopped(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(workspace_module, "SEARCH_TIMEOUT_S", 0.2)
+    (ws / "a.txt").write_text("a" * 40 + "!\n")
+    start = time.monotonic()
+    ok, text = call(toolset(ws), "search_text", pattern="(a|aa)+$")
+    assert not ok and "took too long" in text
+    assert time.monotonic() - start < 10
+
+
+def test_search_results_are_bounded(ws: Path) -> None:
+    (ws / "many.txt").write_text("hit\n" * 1000)
+    ok, text = call(toolset(ws), "search_text", pattern="hit")
+    assert ok and text.count("many.txt:") == 200 and "stopped at 200 matches" in text
+
+
+# -- commands -------------------------------------------------------------------------------
+
+
+def test_an_allowed_command_runs_in_the_workspace(ws: Path) -> None:
+    ok, text = call(toolset(ws), "run_command", argv=["grep", "-n", "beta", "notes.txt"])
+    assert ok and text == "exit code: 0\n2:beta\n4:beta\n"
+    ok, text = call(toolset(ws), "run_command", argv=["pwd"])
+    assert ok and text.strip().endswith(str(ws.resolve()))
+    ok, text = call(toolset(ws), "run_command", argv=["false"])
+    assert ok and text.startswith("exit code: 1")
+
+
+def _processes_with(marker: str) -> list[str]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\x00", b" ")
+            except OSError:
+                continue
+            if marker.encode() in cmdline:
+                found.append(pid)
+    return found
+
+
+def test_a_background_child_is_killed_with_its_command_on_timeout(ws: Path) -> None:
+    tools = toolset(ws, commands=("sh",), timeout=1.0)  # the user chose to allow a shell
+    start = time.monotonic()
+    ok, text = call(tools, "run_command", argv=["sh", "-c", "sleep 987 & sleep 988; echo no"])
+    assert not ok and "no exit within 1 s" in text
+    assert time.monotonic() - start < 5
+    time.sleep(0.2)
+    assert _processes_with("sleep 987") == [] and _processes_with("sleep 988") == []
+
+
+def test_a_background_child_does_not_outlive_a_command_that_exits(ws: Path) -> None:
+    tools = toolset(ws, commands=("sh",), timeout=5.0)
+    ok, text = call(tools, "run_command", argv=["sh", "-c", "sleep 986 > /dev/null & echo done"])
+    assert ok and "done" in text
+    time.sleep(0.2)
+    assert _processes_with("sleep 986") == []
+
+
+def test_the_caller_timeout_is_capped_by_the_settings(ws: Path) -> None:
+    tools = toolset(ws, timeout=0.5)
+    start = time.monotonic()
+    ok, text = call(tools, "run_command", argv=["sleep", "30"], timeout_s=600)
+    assert not ok and "no exit within 0.5 s" in text and time.monotonic() - start < 5
+
+
+def test_yes_floods_a_bounded_buffer_and_is_stopped(ws: Path) -> None:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    ok, text = call(toolset(ws, commands=("yes",), timeout=20), "run_command", argv=["yes"])
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert not ok and "more than 32000 bytes of output" in text
+    assert len(text) < 2200 and "output truncated" in text
+    assert grown_kib < 50_000
+    assert _processes_with("yes") == [] or all(
+        "yes" != Path(f"/proc/{p}/comm").read_text().strip() for p in _processes_with("yes")
+    )
+
+
+def test_printenv_shows_no_secret(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in (
+        "OPENAI_API_KEY",
+        "PHASEGRAPH_API_KEY",
+        "GITHUB_TOKEN",
+        "AWS_SECRET_ACCESS_KEY",
+        "DB_PASSWORD",
+        "MY_CREDENTIALS",
+        "LC_SECRET_TOKEN",
+    ):
+        monkeypatch.setenv(name, "sk-test-very-secret-value")
+    ok, text = call(toolset(ws, commands=("printenv",)), "run_command", argv=["printenv"])
+    assert ok and "PATH=" in text
+    assert "sk-test-very-secret-value" not in text
+    for line in text.splitlines()[1:]:
+        name = line.split("=", 1)[0]
+        assert not any(w in name.upper() for w in ("KEY", "TOKEN", "SECRET", "PASS", "CRED"))
+
+
+def test_the_scrubbed_environment_is_an_allowlist() -> None:
+    env = scrubbed_environment({"PATH": "/bin", "HOME": "/h", "FOO": "1", "LC_ALL": "C"})
+    assert env == {"PATH": "/bin", "HOME": "/h", "LC_ALL": "C"}
