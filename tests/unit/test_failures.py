@@ -242,3 +242,20 @@ def test_settings_fall_back_to_environment(monkeypatch) -> None:
     monkeypatch.setenv("PHASEGRAPH_MAX_STEPS", "lots")
     with pytest.raises(ValueError, match="PHASEGRAPH_MAX_STEPS"):
         Context()
+
+
+def test_a_completion_rate_given_as_a_percentage_is_read_as_a_fraction() -> None:
+    from phasegraph.state import Judgement
+
+    from scripts import judgement
+
+    assert (
+        Judgement.model_validate({**judgement(), "phase_completion_rate": 80}).phase_completion_rate
+        == 0.8
+    )
+    assert (
+        Judgement.model_validate({**judgement(), "phase_completion_rate": 1}).phase_completion_rate
+        == 1.0
+    )
+    with pytest.raises(ValueError, match="less than or equal to 1"):
+        Judgement.model_validate({**judgement(), "phase_completion_rate": 250})

@@ -168,13 +168,23 @@ class Judgement(_Result):
     """What `judge` returns after a round."""
 
     task_evaluation: list[TaskEvaluation] = Field(default_factory=list)
-    phase_completion_rate: float = Field(ge=0.0, le=1.0)
+    phase_completion_rate: float = Field(
+        ge=0.0, le=1.0, description="How much of the phase goal is done, from 0.0 to 1.0."
+    )
     phase_completed: bool
     internal_analysis: str = ""
     user_summary: str = Field(min_length=10, description="What the round achieved, for a person.")
     next_action: NextAction
     failed_reason: str | None = None
     question: str | None = Field(default=None, description="Required when next_action is ask_user.")
+
+    @field_validator("phase_completion_rate", mode="before")
+    @classmethod
+    def _percent_as_fraction(cls, value: Any) -> Any:
+        # Models often answer a rate as a percentage (80 for 0.8); that is unambiguous above 1.
+        if isinstance(value, int | float) and not isinstance(value, bool) and 1 < value <= 100:
+            return value / 100
+        return value
 
     @model_validator(mode="after")
     def _question_for_ask_user(self) -> Judgement:
