@@ -63,8 +63,10 @@ class Context:
     model: str = field(
         default_factory=_env("MODEL", "", str),
         metadata={
-            "description": "Model to use when none was passed to build_graph: an OpenAI-compatible "
-            "model name, or scripted:FILE.json for the scripted model. Empty: the embedded default."
+            "description": "Model to use when none was passed to build_graph: a model name of "
+            "an OpenAI-compatible endpoint (key from OPENAI_API_KEY), local:PATH.gguf for a GGUF "
+            "file run in-process, or scripted:FILE.json for the scripted model. Empty (and no base "
+            "URL): the embedded local model."
         },
     )
     base_url: str = field(

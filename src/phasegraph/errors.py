@@ -34,12 +34,24 @@ _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", r
 _SECRET_SHAPE = re.compile(r"\b(sk|pk|rk|ghp|gho|xox[abp])[-_][A-Za-z0-9_\-]{8,}")
 
 
+_registered: set[str] = set()
+
+
+def register_secret(value: str) -> None:
+    """Mask ``value`` from now on wherever `redact` runs (an API key, an endpoint's URL)."""
+    if len(value) >= 8:
+        _registered.add(value)
+
+
 def redact(text: str) -> str:
     """Mask secrets in text bound for the state, a log or a report.
 
-    Masks the values of environment variables whose names look secret, and strings shaped like
-    common API keys, so an error message that quotes a key never reaches a checkpoint.
+    Masks registered values, the values of environment variables whose names look secret, and
+    strings shaped like common API keys, so an error message that quotes a key or the model
+    endpoint never reaches a checkpoint.
     """
+    for value in sorted(_registered, key=len, reverse=True):
+        text = text.replace(value, "***")
     for name, value in os.environ.items():
         if len(value) >= 8 and _SECRET_NAME.search(name) and value in text:
             text = text.replace(value, "***")

@@ -1,4 +1,17 @@
-"""Chat model selection: an object passed in, or a model named in the settings (SPEC section 10)."""
+"""Chat model selection: an object passed in, or a model named in the settings (SPEC section 10).
+
+``Context.model`` names the model:
+
+- empty, with no ``base_url``: the embedded local model (llama-cpp-python, the ``local`` extra);
+- ``local`` or ``local:PATH.gguf`` (or any path ending in ``.gguf``): a GGUF file run in-process;
+- ``scripted:FILE.json``: the scripted model, for demos and tests;
+- anything else: a model of an OpenAI-compatible endpoint (``base_url``, else
+  ``OPENAI_BASE_URL``, else OpenAI's), reached through langchain-openai.
+
+The API key comes from ``PHASEGRAPH_API_KEY`` or ``OPENAI_API_KEY`` only, never from the
+settings, so it cannot reach a checkpoint or a Studio form; the key and the endpoint's URL are
+masked in every error text the run keeps.
+"""
 
 from __future__ import annotations
 
@@ -9,55 +22,109 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from phasegraph.context import Context
-from phasegraph.errors import ConfigurationError
+from phasegraph.errors import ConfigurationError, register_secret
 from phasegraph.scripted import ScriptedChatModel
 
 SCRIPTED_PREFIX = "scripted:"
+LOCAL_PREFIX = "local:"
+# The openai client retries 429 and 5xx answers with exponential backoff (honouring
+# Retry-After); a call that still fails is one failed attempt of its stage.
+HTTP_RETRIES = 3
 
-_scripted_cache: dict[tuple[str, str], ScriptedChatModel] = {}
+_cache: dict[tuple[str, ...], BaseChatModel] = {}
 _cache_lock = threading.Lock()
 
 
-def model_from_context(context: Context, thread_id: str = "") -> BaseChatModel:
-    """Build the chat model the settings name.
-
-    ``scripted:FILE.json`` gives the scripted model; one instance serves a thread within a
-    process, so its answers advance through the script across the run's stages.
-    Any other name is an OpenAI-compatible model reached through langchain-openai; the API key
-    comes from ``PHASEGRAPH_API_KEY`` or ``OPENAI_API_KEY`` only, never from the settings.
-    """
+def model_kind(context: Context) -> str:
+    """Which kind of model the settings select: local, scripted or openai."""
     spec = context.model.strip()
     if spec.startswith(SCRIPTED_PREFIX):
+        return "scripted"
+    if spec == "local" or spec.startswith(LOCAL_PREFIX) or spec.endswith(".gguf"):
+        return "local"
+    if not spec and not _base_url(context):
+        return "local"
+    return "openai"
+
+
+def describe_model(context: Context) -> str:
+    """The selected model in words, for the CLI and logs (never the key or the URL)."""
+    from phasegraph.local_model import DEFAULT_MODEL_NAME
+
+    kind = model_kind(context)
+    spec = context.model.strip()
+    if kind == "local":
+        path = _local_path(spec)
+        return f"local model {path}" if path else f"the embedded local model, {DEFAULT_MODEL_NAME}"
+    if kind == "scripted":
+        return f"the scripted model ({spec[len(SCRIPTED_PREFIX) :]})"
+    where = "an OpenAI-compatible endpoint" if _base_url(context) else "OpenAI"
+    return f"{spec} on {where}"
+
+
+def model_from_context(context: Context, thread_id: str = "") -> BaseChatModel:
+    """Build (or reuse) the chat model the settings name."""
+    kind = model_kind(context)
+    spec = context.model.strip()
+    if kind == "scripted":
         path = spec[len(SCRIPTED_PREFIX) :]
-        with _cache_lock:
-            key = (thread_id, path)
-            if key not in _scripted_cache:
-                _scripted_cache[key] = ScriptedChatModel.from_file(path)
-            return _scripted_cache[key]
+        # one scripted model per thread, so its answers advance through the script
+        return _cached(("scripted", thread_id, path), lambda: ScriptedChatModel.from_file(path))
+    if kind == "local":
+        from phasegraph.local_model import LocalChatModel
+
+        path = _local_path(spec)
+        return _cached(("local", path), lambda: LocalChatModel(model_path=path))
     if not spec:
         raise ConfigurationError(
-            "no model configured: pass model= to build_graph, set Context.model "
-            "(or PHASEGRAPH_MODEL) to a model name, or use scripted:FILE.json"
+            "a base URL is set but no model name: set --model (PHASEGRAPH_MODEL) to the name "
+            "the endpoint serves"
         )
     return _openai_model(spec, context)
 
 
-def _openai_model(name: str, context: Context) -> BaseChatModel:
-    from langchain_openai import ChatOpenAI
+def _local_path(spec: str) -> str:
+    if spec.startswith(LOCAL_PREFIX):
+        return os.path.expanduser(spec[len(LOCAL_PREFIX) :])
+    return os.path.expanduser(spec) if spec.endswith(".gguf") else ""
 
-    kwargs: dict[str, Any] = {"model": name, "timeout": context.llm_timeout_s, "max_retries": 2}
-    base_url = context.base_url or os.environ.get("OPENAI_BASE_URL", "")
-    if base_url:
-        kwargs["base_url"] = base_url
-    api_key = os.environ.get("PHASEGRAPH_API_KEY") or os.environ.get("OPENAI_API_KEY")
-    if api_key:
-        kwargs["api_key"] = api_key
-    elif base_url:
-        # Local servers (vLLM, Ollama, llama.cpp) need no key, but the client insists on one.
-        kwargs["api_key"] = "not-needed"
-    else:
+
+def _base_url(context: Context) -> str:
+    return context.base_url.strip() or os.environ.get("OPENAI_BASE_URL", "").strip()
+
+
+def _cached(key: tuple[str, ...], build: Any) -> BaseChatModel:
+    with _cache_lock:
+        if key not in _cache:
+            _cache[key] = build()
+        return _cache[key]
+
+
+def _openai_model(name: str, context: Context) -> BaseChatModel:
+    base_url = _base_url(context)
+    api_key = os.environ.get("PHASEGRAPH_API_KEY") or os.environ.get("OPENAI_API_KEY") or ""
+    if not api_key and not base_url:
         raise ConfigurationError(
             f"model {name!r} needs an API key: set OPENAI_API_KEY or PHASEGRAPH_API_KEY, "
             "or give a base URL of a server that needs none"
         )
-    return ChatOpenAI(**kwargs)
+    for secret in (api_key, base_url):
+        register_secret(secret)
+
+    def build() -> BaseChatModel:
+        from langchain_openai import ChatOpenAI
+
+        kwargs: dict[str, Any] = {
+            "model": name,
+            "timeout": context.llm_timeout_s,
+            "max_retries": HTTP_RETRIES,
+            "temperature": 0,
+            # local servers (vLLM, Ollama, llama.cpp) need no key, but the client insists on one
+            "api_key": api_key or "not-needed",
+        }
+        if base_url:
+            kwargs["base_url"] = base_url
+        return ChatOpenAI(**kwargs)
+
+    key = ("openai", name, base_url, str(hash(api_key)), str(context.llm_timeout_s))
+    return _cached(key, build)

@@ -20,15 +20,17 @@ Answers the person gave to earlier questions:
 {pairs}"""
 
 PHASE_PLAN_SYSTEM = """You split work into phases. Call phase_planner once.
-Give 1-{max_phases} phases in order. Each has a short unique id (p1, p2, ...), a name, a goal that
-can be checked, estimated_rounds (1-4 rounds of plan, execute, judge), the ids of earlier phases it
-depends on, and allowed_tools: the tools it may use, from the list given (empty means all)."""
+Give 1-{max_phases} phases in order, as few as the work needs: a phase is a stage of the work with
+its own goal, never a single tool, and simple work is one phase. For example, "list the files and
+write their names to files.md" is one phase: p1, "List and record the files". Each phase has a
+short unique id (p1, p2, ...), a name, a goal that can be checked, estimated_rounds (1-4 rounds of
+plan, execute, judge), the ids of earlier phases it depends on, and allowed_tools: the names of
+the tools it may use (empty means all)."""
 
 PHASE_PLAN_USER = """Structured request:
 {structured_request}
 
-Tools that exist:
-{tools}"""
+Names of the tools that exist: {tools}"""
 
 PLAN_SYSTEM = """You plan one round of tool calls for the current phase. Call plan_tool_call once.
 Give 1-{max_tasks} tasks. Each names exactly one tool from the list below, with arguments that
@@ -110,6 +112,9 @@ plain Markdown: what was asked, what was done, what was not done and why, what t
 
 REPAIR = """Your last answer could not be used: {problem}.
 Call {name} again, once, with arguments that match its schema exactly."""
+
+LOCAL_FORCED_CALL = """Answer now by calling {name}: reply with the JSON object of its arguments \
+only, filled in from the conversation above."""
 
 JSON_MODE = """Answer with one JSON object only, no prose: the arguments of the function {name},
 matching this JSON schema:

@@ -22,6 +22,7 @@ from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
 
 from phasegraph import prompts
+from phasegraph.errors import redact
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -97,7 +98,7 @@ def call_structured(
         try:
             reply = bound.invoke(base + repair)
         except Exception as exc:  # a failed call is a failed attempt, never a crash
-            result.errors.append(f"model call failed: {type(exc).__name__}: {exc}")
+            result.errors.append(redact(f"model call failed: {type(exc).__name__}: {exc}"))
             continue
         if isinstance(reply, AIMessage) and reply.usage_metadata:
             result.prompt_tokens += reply.usage_metadata.get("input_tokens", 0)
@@ -110,7 +111,7 @@ def call_structured(
                 return result
             except ValidationError as exc:
                 problem = f"the arguments of {name} are invalid: {describe_validation_error(exc)}"
-        result.errors.append(problem)
+        result.errors.append(redact(problem))
         # Only the latest failed exchange is kept: the prompt stays bounded however many retries.
         repair = _repair_messages(reply, name, problem)
     return result
@@ -126,8 +127,11 @@ def _extract_arguments(reply: BaseMessage, name: str) -> tuple[dict[str, Any] | 
                 return None, f"the arguments of {name} are not valid JSON: {bad.get('error')}"
         if reply.tool_calls:
             return None, f"called {reply.tool_calls[0]['name']!r} instead of {name!r}"
-    parsed = _json_object(reply.text if isinstance(reply, AIMessage) else str(reply.content))
+    text = reply.text if isinstance(reply, AIMessage) else str(reply.content)
+    parsed = _json_object(text)
     if parsed is None:
+        if text.lstrip().startswith(("{", "```")):
+            return None, f"the arguments of {name} are not valid JSON (cut off or malformed)"
         return None, f"answered in prose instead of calling {name}"
     # Some servers echo the call itself: {"name": ..., "arguments": {...}}.
     if parsed.get("name") == name and isinstance(parsed.get("arguments"), dict):

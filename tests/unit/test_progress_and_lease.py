@@ -184,11 +184,25 @@ def test_scripted_model_file_errors_are_clear(tmp_path: Path) -> None:
         model_from_context(Context(model=f"scripted:{tmp_path / 'missing.json'}"))
 
 
-def test_missing_model_is_a_clear_failure_with_a_summary(tools, monkeypatch) -> None:
-    monkeypatch.delenv("PHASEGRAPH_MODEL", raising=False)
-    out = build_graph(tools=tools).invoke({"request": "go"}, context=Context(model=""))
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"model": "", "base_url": "http://127.0.0.1:9/v1"}, "a base URL is set but no model name"),
+        (
+            {"model": "local:/nonexistent/model.gguf"},
+            "model file '/nonexistent/model.gguf' does not",
+        ),
+        ({"model": "gpt-x", "base_url": ""}, "needs an API key"),
+    ],
+)
+def test_a_model_that_cannot_be_built_is_a_clear_failure_with_a_summary(
+    tools, monkeypatch, settings, message
+) -> None:
+    for name in ("PHASEGRAPH_MODEL", "OPENAI_API_KEY", "PHASEGRAPH_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    out = build_graph(tools=tools).invoke({"request": "go"}, context=Context(**settings))
     assert out["status"] == "failed"
-    assert "no model configured" in out["final_summary"]
+    assert message in out["final_summary"]
 
 
 def test_async_runs_hold_and_release_the_lease(tools) -> None:

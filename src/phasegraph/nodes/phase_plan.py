@@ -21,7 +21,6 @@ from phasegraph.nodes._common import (
 from phasegraph.progress import emit
 from phasegraph.state import PhasePlan, State
 from phasegraph.structured import call_structured
-from phasegraph.tools import describe_tools
 
 
 def phase_plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
@@ -32,7 +31,7 @@ def phase_plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str,
         HumanMessage(
             prompts.PHASE_PLAN_USER.format(
                 structured_request=dump(state["structured_request"]),
-                tools=describe_tools(list(deps.tools_for(context).values())),
+                tools=", ".join(deps.tools_for(context)) or "(none)",
             )
         ),
     ]

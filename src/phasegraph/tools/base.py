@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -28,11 +29,23 @@ def tool_index(tools: Iterable[BaseTool]) -> dict[str, BaseTool]:
 
 
 def describe_tools(tools: Iterable[BaseTool]) -> str:
-    """One line per tool for a prompt: name, parameters and description."""
+    """One line per tool for a prompt: name, parameters with defaults, what it does and takes.
+
+    Small models copy what they see: a parameter's default and description keep them from
+    inventing values such as "path/to/folder".
+    """
     lines = []
     for tool in tools:
-        params = ", ".join(f"{name}: {spec.get('type', 'any')}" for name, spec in tool.args.items())
-        lines.append(f"- {tool.name}({params}): {tool.description.strip().splitlines()[0]}")
+        params, notes = [], []
+        for name, spec in tool.args.items():
+            kind = spec.get("type") or "any"
+            default = f" = {json.dumps(spec['default'])}" if "default" in spec else ""
+            params.append(f"{name}: {kind}{default}")
+            if spec.get("description"):
+                notes.append(f"{name}: {spec['description']}")
+        about = tool.description.strip().splitlines()[0] if tool.description else tool.name
+        detail = f" ({'; '.join(notes)})" if notes else ""
+        lines.append(f"- {tool.name}({', '.join(params)}): {about}{detail}")
     return "\n".join(lines) if lines else "- (no tools)"
 
 

@@ -1,0 +1,62 @@
+"""The embedded local model end to end: the README's main command on a small workspace task.
+
+The run must end with a summary and a valid state; whether files.md came out right is printed,
+not asserted (a 0.5B model is weak). Needs the ``local`` extra, which `.ci/run` installs.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from phasegraph import build_graph
+from phasegraph.state import Judgement, PhasePlan, RoundPlan
+
+pytestmark = pytest.mark.integration
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "local_task.py"
+MAX_STEPS = 10
+ENDED = {"completed", "budget_exhausted", "rejected", "failed"}
+
+
+def test_the_embedded_model_runs_a_workspace_task(capsys: pytest.CaptureFixture[str]) -> None:
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--max-steps", str(MAX_STEPS)],
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Model: the embedded local model" in done.stderr
+    facts = dict(re.findall(r"(\w+)=(\S+)", done.stdout.strip().splitlines()[-1]))
+    workspace = Path(facts["workspace"])
+
+    with SqliteSaver.from_conn_string(str(workspace / ".phasegraph" / "threads.sqlite")) as saver:
+        state = build_graph(checkpointer=saver).get_state(
+            {"configurable": {"thread_id": facts["thread"]}}
+        )
+    values: dict[str, Any] = state.values
+    assert state.next == ()  # the run ended
+    assert values["status"] in ENDED
+    assert values["final_summary"].strip()
+    assert values["final_summary"].split("\n")[0] in done.stdout
+    assert values["pending_review"] is None
+    assert values["llm_calls"] >= 3 and values["prompt_tokens"] > 0
+    assert values["step_count"] <= MAX_STEPS + 1  # the judge of the last round may end one above
+    # whatever the model wrote, the state holds only results that passed their schemas
+    PhasePlan.model_validate({"phases": values["phases"], "execution_strategy": "x"})
+    for record in values["rounds"]:
+        RoundPlan.model_validate({"tasks": record["tasks"], "reasoning": ""})
+        Judgement.model_validate(record["judgement"])
+    with capsys.disabled():
+        print(
+            f"\n[local model] status={values['status']} steps={values['step_count']} "
+            f"llm_calls={values['llm_calls']} wall_s={facts['wall_s']} "
+            f"files_md={facts['files_md']}"
+        )

@@ -1,0 +1,206 @@
+"""The embedded local model's plumbing, without loading a real model.
+
+Assembly of the GGUF file from its part packages (fake packages here), the sha256 check, the
+error naming the extra, and the LangChain wrapper over a stand-in for llama_cpp.Llama.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from pydantic import BaseModel
+
+from phasegraph import Context, local_model
+from phasegraph.errors import ConfigurationError
+from phasegraph.local_model import (
+    LOCAL_EXTRA_HINT,
+    LocalChatModel,
+    _as_chat_message,
+    _as_tool_call,
+    _forced_function,
+    default_model_path,
+)
+from phasegraph.models import describe_model, model_kind
+from phasegraph.structured import call_structured, function_spec
+
+PARTS = [bytes([i]) * (1000 + i) for i in range(1, 7)]
+
+
+@pytest.fixture
+def parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Six fake part packages on sys.path, and a cache directory; returns the cache directory."""
+    site = tmp_path / "site"
+    names = []
+    for number, data in enumerate(PARTS, start=1):
+        package = site / f"fake_gguf_part{number}"
+        (package / "data").mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        (package / "data" / f"part{number:02d}.bin").write_bytes(data)
+        names.append(package.name)
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setattr(local_model, "PART_PACKAGES", tuple(names))
+    monkeypatch.setattr(
+        local_model, "DEFAULT_MODEL_SHA256", hashlib.sha256(b"".join(PARTS)).hexdigest()
+    )
+    monkeypatch.setattr(local_model, "_verified", set())
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("PHASEGRAPH_CACHE_DIR", str(cache))
+    yield cache
+    for name in names:
+        sys.modules.pop(name, None)
+
+
+def test_the_model_is_assembled_once_and_verified(parts: Path) -> None:
+    messages: list[str] = []
+    path = default_model_path(messages.append)
+    assert path.parent == parts
+    assert path.read_bytes() == b"".join(PARTS)
+    assert any("assembling" in m for m in messages)
+    stamp = path.stat().st_mtime_ns
+    messages.clear()
+    assert default_model_path(messages.append) == path
+    assert path.stat().st_mtime_ns == stamp and messages == []  # not assembled again
+    assert [p.name for p in parts.iterdir()] == [path.name]  # no temporary file left
+
+
+def test_a_damaged_cached_file_is_assembled_again(parts: Path) -> None:
+    path = default_model_path()
+    path.write_bytes(b"not a model")
+    local_model._verified.clear()  # a new process: the file is checked again
+    messages: list[str] = []
+    assert default_model_path(messages.append).read_bytes() == b"".join(PARTS)
+    assert any("does not match its sha256" in m for m in messages)
+
+
+def test_parts_that_do_not_add_up_are_refused(parts: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(local_model, "DEFAULT_MODEL_SHA256", "0" * 64)
+    with pytest.raises(ConfigurationError, match="do not add up to the expected file"):
+        default_model_path()
+    assert not parts.exists() or list(parts.iterdir()) == []
+
+
+def test_a_missing_part_package_names_the_extra(
+    parts: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(local_model, "PART_PACKAGES", ("fake_gguf_part1", "no_such_part_package"))
+    with pytest.raises(ConfigurationError) as caught:
+        default_model_path()
+    assert LOCAL_EXTRA_HINT in str(caught.value)
+    assert "no-such-part-package" in str(caught.value)
+
+
+def test_the_settings_select_the_local_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert model_kind(Context(model="")) == "local"
+    assert model_kind(Context(model="local")) == "local"
+    assert model_kind(Context(model="local:~/m.gguf")) == "local"
+    assert model_kind(Context(model="/models/x.gguf")) == "local"
+    assert model_kind(Context(model="gpt-4o")) == "openai"
+    assert "embedded local model" in describe_model(Context(model=""))
+    assert describe_model(Context(model="/models/x.gguf")) == "local model /models/x.gguf"
+
+
+@pytest.mark.parametrize(
+    ("choice", "expected"),
+    [
+        ("pick", "pick"),
+        ({"type": "function", "function": {"name": "pick"}}, "pick"),
+        ("any", None),  # two tools: "any" forces no particular one
+        ("auto", None),
+        ("unknown", None),
+    ],
+)
+def test_the_forced_function(choice: Any, expected: str | None) -> None:
+    tools = [{"function": {"name": "pick"}}, {"function": {"name": "other"}}]
+    forced = _forced_function(tools, choice)
+    assert (forced["function"]["name"] if forced else None) == expected
+    assert _forced_function(tools[:1], "required") == tools[0]
+
+
+def test_cut_off_json_stays_text_for_the_repair_loop() -> None:
+    usage = {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}
+    cut = _as_tool_call('{"choice": "a', "pick", usage)  # type: ignore[arg-type]
+    assert cut.tool_calls == [] and cut.text == '{"choice": "a'
+    whole = _as_tool_call('{"choice": "a"}', "pick", usage)  # type: ignore[arg-type]
+    assert whole.tool_calls[0]["name"] == "pick" and whole.tool_calls[0]["args"] == {"choice": "a"}
+
+
+def test_messages_become_plain_chat_turns() -> None:
+    call = AIMessage(content="", tool_calls=[{"name": "pick", "args": {"x": 1}, "id": "c1"}])
+    turns = [
+        _as_chat_message(m)
+        for m in (
+            SystemMessage("sys"),
+            HumanMessage("hi"),
+            call,
+            ToolMessage("Error: bad", tool_call_id="c1"),
+        )
+    ]
+    assert [t["role"] for t in turns] == ["system", "user", "assistant", "user"]
+    assert json.loads(turns[2]["content"]) == {"name": "pick", "arguments": {"x": 1}}
+    assert "Error: bad" in turns[3]["content"]
+
+
+class Pick(BaseModel):
+    """Pick one."""
+
+    choice: str
+
+
+class FakeLlama:
+    """Stands in for llama_cpp.Llama: answers from a list and records each request."""
+
+    def __init__(self, answers: list[str]) -> None:
+        self.answers = answers
+        self.requests: list[dict[str, Any]] = []
+
+    def create_chat_completion(self, **request: Any) -> dict[str, Any]:
+        self.requests.append(request)
+        text = self.answers[min(len(self.requests), len(self.answers)) - 1]
+        return {
+            "choices": [{"message": {"content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
+        }
+
+
+def test_a_forced_call_is_decoded_under_the_schema(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import threading
+
+    fake = FakeLlama(['{"choice": ', '{"choice": "b"}'])  # cut off, then whole
+    monkeypatch.setattr(local_model, "load_llama", lambda *_a: (fake, threading.Lock()))
+    model = LocalChatModel(model_path=str(tmp_path / "m.gguf"))
+    call = call_structured(model, "pick", Pick, [HumanMessage("choose")], retries=2)
+    assert call.value == Pick(choice="b")
+    assert call.attempts == 2 and call.prompt_tokens == 20 and call.completion_tokens == 6
+    schema = function_spec("pick", Pick)["function"]["parameters"]
+    for request in fake.requests:
+        assert request["response_format"] == {"type": "json_object", "schema": schema}
+        assert request["temperature"] == 0
+        assert "calling pick" in request["messages"][-1]["content"]
+    # the repair turn tells the model what was wrong with its last answer
+    assert "pick are not valid JSON" in json.dumps(fake.requests[1]["messages"])
+
+
+def test_plain_text_answers_when_no_function_is_forced(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import threading
+
+    fake = FakeLlama(["All done."])
+    monkeypatch.setattr(local_model, "load_llama", lambda *_a: (fake, threading.Lock()))
+    reply = LocalChatModel(model_path=str(tmp_path / "m.gguf")).invoke("summarise")
+    assert reply.text == "All done." and reply.usage_metadata["total_tokens"] == 13
+    assert "response_format" not in fake.requests[0]
+
+
+def test_a_missing_gguf_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="does not exist"):
+        LocalChatModel(model_path=str(tmp_path / "missing.gguf")).invoke("hi")
