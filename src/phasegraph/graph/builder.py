@@ -27,7 +27,7 @@ from langgraph.types import Command
 
 from phasegraph.context import MAX_STEPS_LIMIT, Context
 from phasegraph.errors import ThreadPausedError, ThreadStateError, redact
-from phasegraph.lease import alease_store_for, hold_lease, lease_store_for
+from phasegraph.lease import alease_store_for, hold_lease, lease_store_for, sqlite_path_of
 from phasegraph.nodes import (
     analyse,
     execute,
@@ -42,6 +42,7 @@ from phasegraph.nodes import (
 )
 from phasegraph.nodes._common import Deps
 from phasegraph.state import InputState, State, TaskInput
+from phasegraph.thread_index import index_for
 from phasegraph.tools.builtin import Toolbox
 
 # Budgets live in the state (SPEC section 8), not in LangGraph's per-invocation super-step limit.
@@ -150,7 +151,25 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
             ):
                 snapshot = self.get_state(config or {})
                 self._refuse_new_input(snapshot.values, snapshot.next, thread_id)
-            yield from super().stream(input, config, **kwargs)
+            try:
+                yield from super().stream(input, config, **kwargs)
+            finally:
+                self._index_thread(config, kwargs.get("context"))
+
+    def _index_thread(self, config: RunnableConfig, context: Any) -> None:
+        """Record the thread in the SQLite file's thread index (see `thread_index`)."""
+        thread_id = self._guard_target(config)
+        path = sqlite_path_of(self.checkpointer) if thread_id else ""
+        if not thread_id or not path:
+            return
+        # The index only speeds up listing: a failure here must never fail the run.
+        with contextlib.suppress(Exception):
+            values = self.get_state(config).values
+            if values:
+                settings = Context.coerce(context)
+                index_for(path).record(
+                    thread_id, values, model=settings.model, workspace=settings.workspace
+                )
 
     async def astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any

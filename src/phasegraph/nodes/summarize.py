@@ -18,6 +18,7 @@ from phasegraph.context import Context
 from phasegraph.errors import redact
 from phasegraph.nodes._common import Deps, bullet_list, context_of, dump
 from phasegraph.progress import emit
+from phasegraph.report import statistics
 from phasegraph.state import RunStatus, State, StopReason, Summary
 from phasegraph.structured import call_structured
 
@@ -66,26 +67,6 @@ def explain_stop(state: State, reason: StopReason) -> str:
             return "an error stopped the run"
 
 
-def statistics(state: State) -> dict[str, Any]:
-    """Counts of the run, computed from the state."""
-    rounds = state.get("rounds", [])
-    limits = state.get("limits")
-    return {
-        "phases_planned": len(state.get("phases") or []),
-        "phases_finished": len(state.get("phase_outcomes", [])),
-        "rounds": len(rounds),
-        "tasks": sum(len(r["results"]) for r in rounds),
-        "tasks_ok": sum(1 for r in rounds for t in r["results"] if t["status"] == "ok"),
-        "steps": state.get("step_count", 0),
-        "max_steps": limits["max_steps"] if limits else None,
-        "llm_calls": state.get("llm_calls", 0),
-        "prompt_tokens": state.get("prompt_tokens", 0),
-        "completion_tokens": state.get("completion_tokens", 0),
-        "replans": state.get("replan_count", 0),
-        "parse_failures": state.get("parse_failures", 0),
-    }
-
-
 def _phase_lines(state: State) -> tuple[list[str], list[str]]:
     done = [
         f"{o['name']} ({o['phase_id']}): "
@@ -131,9 +112,10 @@ def facts_footer(state: State, status: RunStatus, reason: StopReason) -> str:
     stats = statistics(state)
     return (
         f"\n\n---\n*Status: {status} ({explain_stop(state, reason)}). "
-        f"Phases {stats['phases_finished']}/{stats['phases_planned']}, rounds {stats['rounds']}, "
+        f"Phases {stats['phases_ended']}/{stats['phases']}, rounds {stats['rounds']}, "
         f"tasks {stats['tasks_ok']}/{stats['tasks']} ok, steps {stats['steps']}"
-        f"/{stats['max_steps']}, LLM calls {stats['llm_calls']}.*"
+        f"{'/' + str(stats['max_steps']) if stats['max_steps'] else ''}, "
+        f"LLM calls {stats['llm_calls']}.*"
     )
 
 

@@ -1,0 +1,188 @@
+"""The `phasegraph` command line, run as a user runs it: a subprocess per command.
+
+Every command and exit code: 0 ended, 3 paused, 2 bad usage or input, 1 internal error. A run
+pauses in one process and is resumed from another; a wrong answer changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+SCRIPT = Path(__file__).parents[2] / "examples" / "cli_script.json"
+BIN = Path(sys.executable).with_name("phasegraph")
+MODEL = f"scripted:{SCRIPT}"
+
+
+def cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    argv = [str(BIN)] if BIN.exists() else [sys.executable, "-m", "phasegraph.cli"]
+    return subprocess.run(
+        [*argv, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {}), "COLUMNS": "200"},
+    )
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "notes.txt").write_text("meeting notes\n")
+    (tmp_path / "todo.txt").write_text("buy milk\n")
+    return tmp_path
+
+
+def checkpoints(ws: Path, thread: str) -> int:
+    with sqlite3.connect(ws / ".phasegraph" / "threads.sqlite") as conn:
+        (count,) = conn.execute(
+            "SELECT count(*) FROM checkpoints WHERE thread_id = ?", (thread,)
+        ).fetchone()
+    return int(count)
+
+
+def test_a_run_pauses_and_a_second_process_resumes_it(ws: Path) -> None:
+    paused = cli(
+        "run", "List the files", "--thread", "t1", "--review", "plan", "--model", MODEL, cwd=ws
+    )
+    assert paused.returncode == 3, paused.stderr
+    assert "Paused for plan_review (thread t1)" in paused.stdout
+    assert "p1. Survey: Know every file name" in paused.stdout
+    assert "phasegraph resume t1 --approve" in paused.stdout  # the exact command
+    assert "model: the scripted model" in paused.stderr
+    assert "phases: p1 Survey, p2 Write" in paused.stderr  # live progress on stderr
+    assert (ws / ".phasegraph" / "threads.sqlite").is_file()  # the default database
+
+    listed = cli("threads", "--status", "awaiting_review", cwd=ws)
+    assert listed.returncode == 0 and "t1" in listed.stdout and "List the files" in listed.stdout
+
+    done = cli("resume", "t1", "--approve", cwd=ws)  # the model comes from the thread's record
+    assert done.returncode == 0, done.stderr
+    assert "## Files listed" in done.stdout  # Markdown on stdout when piped
+    assert "phase 2/2: Write" in done.stderr and "t1 write_file" in done.stderr
+    assert (ws / "files.md").read_text() == "- notes.txt\n- todo.txt\n"
+
+    rows = json.loads(cli("threads", "--json", cwd=ws).stdout)
+    assert [(r["thread_id"], r["status"], r["steps"]) for r in rows] == [("t1", "completed", 7)]
+    assert cli("threads", "--status", "awaiting_review", cwd=ws).stdout.strip() == "no threads"
+
+    shown = cli("show", "t1", cwd=ws)
+    assert shown.returncode == 0
+    for part in ("# Thread t1", "## Phases", "## p2 round 1", "`write_file`", "## Summary"):
+        assert part in shown.stdout
+    state = json.loads(cli("show", "t1", "--json", cwd=ws).stdout)
+    assert state["status"] == "completed" and state["pending_review"] is None
+
+
+def test_reports_in_three_formats(ws: Path) -> None:
+    assert cli("run", "List the files", "--thread", "r", "--model", MODEL, cwd=ws).returncode == 0
+    md = cli("report", "r", "--format", "md", cwd=ws).stdout
+    assert "## Summary" in md and "## Statistics" in md and "| 2/2 | 2 | 2/2 | 7 | 7 |" in md
+    data = json.loads(cli("report", "r", "--format", "json", cwd=ws).stdout)
+    assert data["statistics"]["tasks_ok"] == 2 and data["highlights"] == [
+        "2 files found",
+        "files.md written",
+    ]
+    out = ws / "report.html"
+    wrote = cli("report", "r", "--format", "html", "-o", str(out), cwd=ws)
+    assert wrote.returncode == 0 and f"wrote {out}" in wrote.stderr
+    page = out.read_text()
+    assert page.startswith("<!doctype html>") and "<script" not in page and "http" not in page
+    assert "<h2>Statistics</h2>" in page and "<table>" in page
+
+
+def test_a_wrong_answer_changes_nothing(ws: Path) -> None:
+    assert (
+        cli("run", "go", "--thread", "w", "--review", "plan", "--model", MODEL, cwd=ws).returncode
+        == 3
+    )
+    before = checkpoints(ws, "w")
+    state_before = cli("show", "w", "--json", cwd=ws).stdout
+
+    wrong = cli("resume", "w", "--answer", "yes", cwd=ws)  # a plan review takes no answer
+    assert wrong.returncode == 2
+    assert wrong.stderr.strip().splitlines()[-1].startswith("error: a plan_review takes action")
+    assert "Traceback" not in wrong.stderr
+
+    bad_edit = ws / "phases.json"
+    bad_edit.write_text(json.dumps([{"id": "p1", "name": "x"}]))  # no goal, no rounds
+    edited = cli("resume", "w", "--edit", str(bad_edit), cwd=ws)
+    assert edited.returncode == 2 and "edit does not fit the pending plan_review" in edited.stderr
+
+    not_json = ws / "broken.json"
+    not_json.write_text("{")
+    assert cli("resume", "w", "--edit", str(not_json), cwd=ws).returncode == 2
+
+    assert checkpoints(ws, "w") == before
+    assert cli("show", "w", "--json", cwd=ws).stdout == state_before
+    # and the thread still takes the right answer
+    assert cli("resume", "w", "--approve", cwd=ws).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("resume", "nope", "--approve"), "error: unknown thread 'nope'"),
+        (("show", "nope"), "error: unknown thread 'nope'"),
+        (("report", "nope"), "error: unknown thread 'nope'"),
+        (("run", "   "), "error: the request is empty"),
+        (("run", "go", "--max-steps", "0"), "max_steps"),
+        (("run", "go", "--workspace", "/nonexistent/dir"), "is not a folder"),
+        (("run", "go", "--model", "gpt-x"), "needs an API key"),
+        (("frobnicate",), "invalid choice"),
+        (("resume", "x", "--approve", "--deny"), "not allowed with argument"),
+    ],
+)
+def test_bad_usage_and_input_exit_2_with_one_line(
+    ws: Path, args: tuple[str, ...], message: str
+) -> None:
+    (ws / ".phasegraph").mkdir()
+    sqlite3.connect(ws / ".phasegraph" / "threads.sqlite").close()
+    env = {"OPENAI_API_KEY": "", "PHASEGRAPH_API_KEY": "", "OPENAI_BASE_URL": ""}
+    done = cli(*args, cwd=ws, env=env)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_finished_thread_cannot_be_run_again_or_resumed(ws: Path) -> None:
+    assert cli("run", "go", "--thread", "f", "--model", MODEL, cwd=ws).returncode == 0
+    again = cli("run", "again", "--thread", "f", "--model", MODEL, cwd=ws)
+    assert again.returncode == 2 and "thread 'f' already exists" in again.stderr
+    resumed = cli("resume", "f", "--approve", cwd=ws)
+    assert resumed.returncode == 2 and "has ended" in resumed.stderr
+
+
+def test_run_json_and_internal_errors(ws: Path) -> None:
+    done = cli("run", "go", "--thread", "j", "--model", MODEL, "--json", cwd=ws)
+    assert done.returncode == 0
+    result = json.loads(done.stdout)
+    assert result["status"] == "completed" and result["statistics"]["steps"] == 7
+
+    corrupt = ws / "corrupt.sqlite"
+    corrupt.write_bytes(b"this is not a database" * 100)
+    broken = cli("threads", "--db", str(corrupt), cwd=ws)
+    assert broken.returncode == 1
+    assert broken.stderr.strip().splitlines() == [
+        "internal error (DatabaseError): file is not a database"
+    ]
+    debug = cli("threads", "--db", str(corrupt), "--debug", cwd=ws)
+    assert debug.returncode == 1 and "Traceback" in debug.stderr
+
+
+def test_the_api_key_flag_never_reaches_the_database(ws: Path) -> None:
+    key = "sk-cli-flag-secret-0123456789"
+    done = cli("run", "go", "--thread", "k", "--model", MODEL, "--api-key", key, cwd=ws)
+    assert done.returncode == 0
+    assert key.encode() not in (ws / ".phasegraph" / "threads.sqlite").read_bytes()
+    assert key not in done.stdout + done.stderr
