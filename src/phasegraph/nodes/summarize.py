@@ -8,7 +8,7 @@ This node never raises.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
@@ -178,7 +178,9 @@ def summarize(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, 
         source = "code"
     summary |= {"source": source, "model_error": model_error}
     try:
-        footer = facts_footer(state, status, reason)
+        # the footer counts the summarizer's own calls too, as the reports do
+        spent = {"llm_calls": state.get("llm_calls", 0) + update.get("llm_calls", 0)}
+        footer = facts_footer(cast(State, {**state, **spent}), status, reason)
     except Exception:
         footer = f"\n\n---\n*Status: {status}.*"
     update["summary"] = summary
