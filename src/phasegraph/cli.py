@@ -473,7 +473,17 @@ def show_text(thread_id: str, values: Mapping[str, Any]) -> str:
         lines += ["## Pending review", "```", json.dumps(pending, indent=2, default=str), "```"]
     if values.get("final_summary"):
         lines += ["## Summary", values["final_summary"]]
-    return redact("\n\n".join(lines))
+    # list items stay together; headings and paragraphs are separated by a blank line
+    text, last = "", ""
+    for line in lines:
+        if text:
+            text += "\n" if _list_item(line) and _list_item(last) else "\n\n"
+        text, last = text + line, line
+    return redact(text)
+
+
+def _list_item(line: str) -> bool:
+    return line.startswith("- ") or line[:1].isdigit()
 
 
 class _Missing(dict[str, Any]):
