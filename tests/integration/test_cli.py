@@ -186,3 +186,11 @@ def test_the_api_key_flag_never_reaches_the_database(ws: Path) -> None:
     assert done.returncode == 0
     assert key.encode() not in (ws / ".phasegraph" / "threads.sqlite").read_bytes()
     assert key not in done.stdout + done.stderr
+
+
+def test_threads_written_without_the_index_are_listed(ws: Path) -> None:
+    assert cli("run", "go", "--thread", "old", "--model", MODEL, cwd=ws).returncode == 0
+    with sqlite3.connect(ws / ".phasegraph" / "threads.sqlite") as conn:
+        conn.execute("DELETE FROM phasegraph_threads")  # as a database from other code has it
+    rows = json.loads(cli("threads", "--json", cwd=ws).stdout)
+    assert [(r["thread_id"], r["status"], r["steps"]) for r in rows] == [("old", "completed", 7)]
