@@ -32,7 +32,7 @@ from phasegraph.graph import PhaseGraph, build_graph
 from phasegraph.models import describe_model, model_from_context, model_kind
 from phasegraph.report import render, statistics
 from phasegraph.review import resume
-from phasegraph.thread_index import ThreadIndex, ThreadRow
+from phasegraph.thread_index import ThreadIndex, ThreadRow, index_for
 
 EXIT_DONE, EXIT_ERROR, EXIT_USAGE, EXIT_PAUSED = 0, 1, 2, 3
 DEFAULT_DB = os.path.join(".phasegraph", "threads.sqlite")
@@ -152,7 +152,7 @@ class Session:
             # Into this process's environment only: the key is never a setting or a state value.
             os.environ["PHASEGRAPH_API_KEY"] = args.api_key
 
-    def context(self, thread_model: str = "", **overrides: Any) -> Context:
+    def context(self, thread_model: str = "") -> Context:
         """The run settings: flags first, then the thread's own model, then the environment."""
         settings: dict[str, Any] = {"workspace": str(self.workspace)}
         model = getattr(self.args, "model", None)
@@ -166,7 +166,6 @@ class Session:
             value = getattr(self.args, name, None)
             if value is not None:
                 settings[name] = value
-        settings.update(overrides)
         try:
             return Context(**settings)
         except ValueError as exc:
@@ -182,8 +181,8 @@ class Session:
             yield build_graph(checkpointer=saver)
 
     def index(self) -> ThreadIndex:
-        """The thread index of the database."""
-        return ThreadIndex(str(self.db))
+        """The thread index of the database (made once per process)."""
+        return index_for(str(self.db))
 
     def values(self, graph: PhaseGraph, thread_id: str) -> dict[str, Any]:
         """A thread's state values; `UsageError` for an unknown thread."""
@@ -247,26 +246,37 @@ def _progress_printer(err: Console) -> Callable[[dict[str, Any]], None]:
     return show
 
 
+def _phase_line(phase: Mapping[str, Any]) -> str:
+    return f"  {phase['id']}. {phase['name']}: {phase.get('goal', '')}"
+
+
+def pending_lines(pending: Mapping[str, Any]) -> list[str]:
+    """What a pending review asks, one line per phase, question or tool."""
+    lines = []
+    if pending.get("error"):
+        lines.append(f"The last answer did not fit: {pending['error']}")
+    lines += [_phase_line(phase) for phase in pending.get("phases") or []]
+    if pending.get("reason"):
+        lines.append(f"Why: {pending['reason']}")
+    lines += [f"  ? {q}" for q in pending.get("questions") or []]
+    if pending.get("tool"):
+        lines.append(f"  tool {pending['tool']}: {pending.get('justification', '')}")
+    return lines
+
+
+ANSWER_FLAGS = {
+    "plan_review": ["--approve", '--reject "REASON"', '--modify "TEXT"', "--edit PHASES.json"],
+    "replan_review": ["--approve", '--reject "REASON"', '--modify "TEXT"', "--edit PHASES.json"],
+    "clarification": ['--answer "TEXT"', '--reject "REASON"'],
+    "tool_permission": ["--allow", "--deny"],
+}
+
+
 def review_prompt(thread_id: str, pending: Mapping[str, Any], db: Path, default_db: Path) -> str:
     """What a paused run asks, and the exact commands that answer it."""
     kind = pending.get("kind", "review")
-    lines = [f"Paused for {kind} (thread {thread_id})."]
-    if pending.get("error"):
-        lines.append(f"The last answer did not fit: {pending['error']}")
-    if kind in ("plan_review", "replan_review"):
-        for phase in pending.get("phases") or []:
-            lines.append(f"  {phase['id']}. {phase['name']}: {phase.get('goal', '')}")
-        if pending.get("reason"):
-            lines.append(f"Why: {pending['reason']}")
-        answers = ["--approve", '--reject "REASON"', '--modify "TEXT"', "--edit PHASES.json"]
-    elif kind == "clarification":
-        lines += [f"  ? {q}" for q in pending.get("questions") or []]
-        answers = ['--answer "TEXT"', '--reject "REASON"']
-    elif kind == "tool_permission":
-        lines.append(f"  tool {pending.get('tool')}: {pending.get('justification', '')}")
-        answers = ["--allow", "--deny"]
-    else:
-        answers = ["--approve", '--reject "REASON"']
+    lines = [f"Paused for {kind} (thread {thread_id}).", *pending_lines(pending)]
+    answers = ANSWER_FLAGS.get(kind, ["--approve", '--reject "REASON"'])
     where = "" if db == default_db else f" --db {shlex.quote(str(db))}"
     lines.append("Answer with one of:")
     lines += [f"  phasegraph resume {shlex.quote(thread_id)} {a}{where}" for a in answers]
@@ -311,7 +321,7 @@ def cmd_run(session: Session, out: Console) -> int:
     args = session.args
     if not args.request.strip():
         raise UsageError("the request is empty")
-    thread_id = args.thread or f"t-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    thread_id = args.thread or _new_thread_id("t")
     context = session.context()
     _announce_model(session, context)
     with session.graph() as graph:
@@ -322,13 +332,24 @@ def cmd_run(session: Session, out: Console) -> int:
                 f"use `phasegraph resume {thread_id}` or another --thread"
             )
         session.err.print(f"thread {thread_id}", markup=False, highlight=False)
-        show = _progress_printer(session.err)
-        for event in graph.stream(
-            {"request": args.request}, _config(thread_id), context=context, stream_mode="custom"
-        ):
-            show(event)
-        values = session.values(graph, thread_id)
+        values = _start(session, graph, thread_id, args.request, context)
     return _finish(session, thread_id, values, out)
+
+
+def _new_thread_id(prefix: str) -> str:
+    return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+
+
+def _start(
+    session: Session, graph: PhaseGraph, thread_id: str, request: str, context: Context
+) -> dict[str, Any]:
+    """Run a request on a new thread, progress on stderr; returns the state it stopped in."""
+    show = _progress_printer(session.err)
+    for event in graph.stream(
+        {"request": request}, _config(thread_id), context=context, stream_mode="custom"
+    ):
+        show(event)
+    return session.values(graph, thread_id)
 
 
 def _announce_model(session: Session, context: Context) -> None:
@@ -576,12 +597,8 @@ def cmd_chat(session: Session, out: Console) -> int:
                         on_progress=show,
                     )
                 else:
-                    thread_id = f"chat-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
-                    for event in graph.stream(
-                        {"request": line}, _config(thread_id), context=context, stream_mode="custom"
-                    ):
-                        show(event)
-                    values = session.values(graph, thread_id)
+                    thread_id = _new_thread_id("chat")
+                    values = _start(session, graph, thread_id, line, context)
             except (PhasegraphError, UsageError, ValueError) as exc:
                 out.print(f"error: {exc}", markup=False, highlight=False)
                 continue
@@ -600,14 +617,8 @@ def _chat_outcome(thread_id: str, values: Mapping[str, Any], out: Console) -> No
     pending = values.get("pending_review")
     if pending:
         out.print(f"Paused for {pending.get('kind')} (thread {thread_id}):", markup=False)
-        for phase in pending.get("phases") or []:
-            out.print(f"  {phase['id']}. {phase['name']}: {phase.get('goal', '')}", markup=False)
-        for question in pending.get("questions") or []:
-            out.print(f"  ? {question}", markup=False)
-        if pending.get("tool"):
-            out.print(f"  tool {pending['tool']}: {pending.get('justification', '')}", markup=False)
-        if pending.get("error"):
-            out.print(f"  the last answer did not fit: {pending['error']}", markup=False)
+        for line in pending_lines(pending):
+            out.print(line, markup=False)
         return
     _print_markdown(out, values.get("final_summary") or "(no summary)")
     out.print(f"[{values.get('status')}] thread {thread_id}", markup=False, highlight=False)
@@ -644,7 +655,7 @@ def _chat_command(
     elif command == "/plan":
         phases = values.get("phases") or (values.get("pending_review") or {}).get("phases") or []
         for phase in phases:
-            out.print(f"  {phase['id']}. {phase['name']}: {phase.get('goal', '')}", markup=False)
+            out.print(_phase_line(phase), markup=False)
         if not phases:
             out.print("no plan yet", markup=False)
     elif command == "/report":

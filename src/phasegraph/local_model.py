@@ -113,24 +113,23 @@ def default_model_path(on_progress: Callable[[str], None] | None = None) -> Path
             os.replace(temp, target)
         finally:
             temp.unlink(missing_ok=True)
-        _remember(target)
+        _verified.add(_stamp(target))
         return target
 
 
-def _verify(path: Path, expected: str) -> bool:
+def _stamp(path: Path) -> tuple[str, int, float]:
+    """What identifies a verified file in this process: its path, size and mtime."""
     stat = path.stat()
-    key = (str(path), stat.st_size, stat.st_mtime)
-    if key in _verified:
+    return (str(path), stat.st_size, stat.st_mtime)
+
+
+def _verify(path: Path, expected: str) -> bool:
+    if _stamp(path) in _verified:
         return True
     if sha256_of(path) != expected:
         return False
-    _verified.add(key)
+    _verified.add(_stamp(path))
     return True
-
-
-def _remember(path: Path) -> None:
-    stat = path.stat()
-    _verified.add((str(path), stat.st_size, stat.st_mtime))
 
 
 def _import_llama() -> Any:
