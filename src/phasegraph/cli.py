@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import shlex
+import sqlite3
 import sys
 import time
 import traceback
@@ -20,18 +21,19 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.sqlite import SqliteSaver
 from rich.console import Console
 from rich.markdown import Markdown
 
 from phasegraph.context import REVIEW_LEVELS, Context
-from phasegraph.errors import PhasegraphError, redact
+from phasegraph.errors import PhasegraphError, redact, register_secret
 from phasegraph.graph import PhaseGraph, build_graph
 from phasegraph.models import describe_model, model_from_context, model_kind
 from phasegraph.report import render, statistics
 from phasegraph.review import resume
+from phasegraph.storage import open_checkpointer, postgres_database, sqlite_database
 from phasegraph.thread_index import ThreadIndex, ThreadRow, index_for
 
 EXIT_DONE, EXIT_ERROR, EXIT_USAGE, EXIT_PAUSED = 0, 1, 2, 3
@@ -67,7 +69,10 @@ def _add_store_options(parser: argparse.ArgumentParser) -> None:
         help="folder the tools work in (default: PHASEGRAPH_WORKSPACE or .)",
     )
     parser.add_argument(
-        "--db", default=None, help=f"threads database (default: WORKSPACE/{DEFAULT_DB})"
+        "--db",
+        default=None,
+        help="threads database: a SQLite file or a postgresql:// URL "
+        f"(default: PHASEGRAPH_DB or WORKSPACE/{DEFAULT_DB})",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
 
@@ -144,10 +149,17 @@ class Session:
         self.workspace = Path(workspace).expanduser().resolve()
         if not self.workspace.is_dir():
             raise UsageError(f"workspace {str(self.workspace)!r} is not a folder")
-        db = args.db or str(self.workspace / DEFAULT_DB)
+        db = args.db or os.environ.get("PHASEGRAPH_DB") or str(self.workspace / DEFAULT_DB)
+        self.url = ""
+        """A PostgreSQL URL, or "" when the threads live in a SQLite file."""
+        self.db = Path()
+        """The SQLite file (when there is no URL)."""
         if "://" in db:
-            raise UsageError(f"--db {db.split('://')[0]}://... is not supported yet; give a file")
-        self.db = Path(db).expanduser().resolve()
+            self.url = postgres_url(db)
+            self.where = _without_password(self.url)
+        else:
+            self.db = Path(db).expanduser().resolve()
+            self.where = str(self.db)
         if getattr(args, "api_key", None):
             # Into this process's environment only: the key is never a setting or a state value.
             os.environ["PHASEGRAPH_API_KEY"] = args.api_key
@@ -174,22 +186,75 @@ class Session:
     @contextmanager
     def graph(self, *, create: bool = True) -> Iterator[PhaseGraph]:
         """The compiled graph over the threads database."""
-        if not self.db.exists() and not create:
+        if not self.url and not self.db.exists() and not create:
             raise UsageError(f"no threads database at {self.db} (use --db or --workspace)")
-        self.db.parent.mkdir(parents=True, exist_ok=True)
-        with SqliteSaver.from_conn_string(str(self.db)) as saver:
+        with open_checkpointer(self.url or self.db) as saver:
             yield build_graph(checkpointer=saver)
+
+    def exists(self) -> bool:
+        """Whether the threads database may hold threads (a server is asked when used)."""
+        return bool(self.url) or self.db.exists()
 
     def index(self) -> ThreadIndex:
         """The thread index of the database (made once per process)."""
-        return index_for(str(self.db))
+        return index_for(postgres_database(self.url) if self.url else sqlite_database(str(self.db)))
 
     def values(self, graph: PhaseGraph, thread_id: str) -> dict[str, Any]:
         """A thread's state values; `UsageError` for an unknown thread."""
         values = dict(graph.get_state(_config(thread_id)).values)
         if not values:
-            raise UsageError(f"unknown thread {thread_id!r} in {self.db}")
+            raise UsageError(f"unknown thread {thread_id!r} in {self.where}")
         return values
+
+
+def postgres_url(db: str) -> str:
+    """A ``postgresql://`` database URL, its password masked in everything phasegraph prints."""
+    parts = urlsplit(db)
+    if parts.scheme not in ("postgres", "postgresql"):
+        raise UsageError(
+            f"--db {parts.scheme}://... is not a database phasegraph knows: "
+            "give a SQLite file path or a postgresql:// URL"
+        )
+    if parts.password:
+        register_secret(parts.password)
+    return db
+
+
+def _without_password(url: str) -> str:
+    """The URL to print: its password left out (libpq reads PGPASSWORD instead)."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    netloc = f"{parts.username}@{host}" if parts.username else host
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+@contextmanager
+def database_errors(where: str, url: str) -> Iterator[None]:
+    """A database that cannot be used, as one clear line: missing extra, server, bad file."""
+    try:
+        yield
+    except ImportError as exc:
+        if not url:
+            raise
+        raise UsageError(
+            'a postgresql:// database needs the postgres extra: pip install "phasegraph[postgres]"'
+        ) from exc
+    except sqlite3.DatabaseError as exc:  # not a database, unreadable, read-only, locked
+        raise UsageError(f"cannot use the database {where}: {exc}") from exc
+    except Exception as exc:
+        if not (url and _connection_failed(exc)):
+            raise
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(f"cannot use the database {where}: {redact(first)}") from exc
+
+
+def _connection_failed(exc: Exception) -> bool:
+    """Whether a PostgreSQL error says the server cannot be reached or the login failed."""
+    from psycopg import OperationalError
+
+    return isinstance(exc, OperationalError)
 
 
 def _config(thread_id: str) -> RunnableConfig:
@@ -272,12 +337,12 @@ ANSWER_FLAGS = {
 }
 
 
-def review_prompt(thread_id: str, pending: Mapping[str, Any], db: Path, default_db: Path) -> str:
+def review_prompt(thread_id: str, pending: Mapping[str, Any], db: str, default_db: str) -> str:
     """What a paused run asks, and the exact commands that answer it."""
     kind = pending.get("kind", "review")
     lines = [f"Paused for {kind} (thread {thread_id}).", *pending_lines(pending)]
     answers = ANSWER_FLAGS.get(kind, ["--approve", '--reject "REASON"'])
-    where = "" if db == default_db else f" --db {shlex.quote(str(db))}"
+    where = "" if db == default_db else f" --db {shlex.quote(db)}"
     lines.append("Answer with one of:")
     lines += [f"  phasegraph resume {shlex.quote(thread_id)} {a}{where}" for a in answers]
     return "\n".join(lines)
@@ -296,8 +361,8 @@ def _finish(session: Session, thread_id: str, values: Mapping[str, Any], out: Co
         }
         print(json.dumps(result, indent=2, default=str))
     elif pending:
-        default_db = session.workspace / DEFAULT_DB
-        out.print(review_prompt(thread_id, pending, session.db, default_db), markup=False)
+        default_db = str(session.workspace / DEFAULT_DB)
+        out.print(review_prompt(thread_id, pending, session.where, default_db), markup=False)
     else:
         _print_markdown(out, values.get("final_summary") or "(no summary)")
     if pending:
@@ -417,7 +482,7 @@ def cmd_resume(session: Session, out: Console) -> int:
 
 def thread_rows(session: Session, status: str | None, limit: int | None) -> list[ThreadRow]:
     """Threads of the database, indexing (once) any written without the index."""
-    if not session.db.exists():
+    if not session.exists():
         return []
     index = session.index()
     missing = index.unindexed()
@@ -686,7 +751,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = Console(highlight=False, soft_wrap=True)
     try:
         session = Session(args, err)
-        return COMMANDS[args.command](session, out)
+        with database_errors(session.where, session.url):
+            return COMMANDS[args.command](session, out)
     except (UsageError, PhasegraphError) as exc:
         _fail(err, exc, args.debug)
         return EXIT_USAGE

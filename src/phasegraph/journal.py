@@ -7,21 +7,19 @@ task): ``started`` before the tool runs, ``finished`` with its result after. On 
 finished entry is replayed; a started-but-unfinished one is re-run only when its tool is
 idempotent, and otherwise reported as "interrupted, outcome unknown".
 
-With a SQLite checkpointer the journal is a table in the same file, committed before and after
-each execution; with any other checkpointer it lives in this process.
+With a SQLite or PostgreSQL checkpointer the journal is a table in the same database, committed
+before and after each execution; with any other checkpointer it lives in this process.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import sqlite3
 import threading
 import time
 import weakref
 from typing import Any, Protocol
 
-from phasegraph.lease import sqlite_path_of
+from phasegraph.storage import Database, create_tables, database_of
 
 
 class ToolJournal(Protocol):
@@ -62,68 +60,69 @@ class MemoryJournal:
             self._entries[key] = {"state": "finished", "result": result}
 
 
-class SqliteJournal:
-    """The journal as table ``phasegraph_tool_journal`` of the checkpointer's SQLite file."""
+_JOURNAL_TABLE = (
+    "CREATE TABLE IF NOT EXISTS phasegraph_tool_journal ("
+    "key TEXT PRIMARY KEY, tool TEXT NOT NULL, arguments TEXT NOT NULL, state TEXT NOT NULL, "
+    "result TEXT, started_at DOUBLE PRECISION NOT NULL, finished_at DOUBLE PRECISION)",
+)
 
-    def __init__(self, path: str) -> None:
-        """Use the database at ``path``; create the table on first use."""
-        self.path = path
-        with contextlib.closing(self._connect()) as conn:
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS phasegraph_tool_journal ("
-                "key TEXT PRIMARY KEY, tool TEXT NOT NULL, arguments TEXT NOT NULL, "
-                "state TEXT NOT NULL, result TEXT, started_at REAL NOT NULL, finished_at REAL)"
-            )
 
-    def _connect(self) -> sqlite3.Connection:
-        # Autocommit: each statement is durable when it returns, which is the point.
-        return sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+class TableJournal:
+    """The journal as table ``phasegraph_tool_journal`` of the checkpointer's database.
+
+    Each statement commits when it returns: an entry is durable before the tool runs (started)
+    and before its result is handed to LangGraph (finished).
+    """
+
+    def __init__(self, db: Database) -> None:
+        """Use the database ``db``; create the table on first use."""
+        self.db = db
+        create_tables(db, _JOURNAL_TABLE)
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The entry for ``key``, or None."""
-        with contextlib.closing(self._connect()) as conn:
-            row = conn.execute(
-                "SELECT state, result FROM phasegraph_tool_journal WHERE key = ?", (key,)
-            ).fetchone()
-        if row is None:
+        rows = self.db.execute(
+            "SELECT state, result FROM phasegraph_tool_journal WHERE key = ?", (key,)
+        )
+        if not rows:
             return None
-        return {"state": row[0], "result": json.loads(row[1]) if row[1] else None}
+        state, result = rows[0]
+        return {"state": state, "result": json.loads(result) if result else None}
 
     def start(self, key: str, tool: str, arguments: dict[str, Any]) -> None:
         """Record that an execution begins."""
-        with contextlib.closing(self._connect()) as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO phasegraph_tool_journal "
-                "(key, tool, arguments, state, result, started_at) "
-                "VALUES (?, ?, ?, 'started', NULL, ?)",
-                (key, tool, json.dumps(arguments, default=str), time.time()),
-            )
+        self.db.execute(
+            "INSERT INTO phasegraph_tool_journal (key, tool, arguments, state, started_at) "
+            "VALUES (?, ?, ?, 'started', ?) ON CONFLICT (key) DO UPDATE SET tool = excluded.tool, "
+            "arguments = excluded.arguments, state = 'started', result = NULL, "
+            "started_at = excluded.started_at, finished_at = NULL",
+            (key, tool, json.dumps(arguments, default=str), time.time()),
+        )
 
     def finish(self, key: str, result: dict[str, Any]) -> None:
         """Record an execution's result."""
-        with contextlib.closing(self._connect()) as conn:
-            conn.execute(
-                "UPDATE phasegraph_tool_journal SET state = 'finished', result = ?, "
-                "finished_at = ? WHERE key = ?",
-                (json.dumps(result, default=str), time.time(), key),
-            )
+        self.db.execute(
+            "UPDATE phasegraph_tool_journal SET state = 'finished', result = ?, finished_at = ? "
+            "WHERE key = ?",
+            (json.dumps(result, default=str), time.time(), key),
+        )
 
 
 # A process journal lives exactly as long as its checkpointer: keyed by the object itself, never
 # by id(), which a new checkpointer may reuse after the old one is gone.
 _memory_journals: weakref.WeakKeyDictionary[Any, MemoryJournal] = weakref.WeakKeyDictionary()
-_sqlite_journals: dict[str, SqliteJournal] = {}
+_table_journals: dict[str, TableJournal] = {}
 _lock = threading.Lock()
 
 
 def journal_for(checkpointer: Any) -> ToolJournal:
-    """The journal that fits a checkpointer: its SQLite file, else one in this process."""
-    path = sqlite_path_of(checkpointer)
+    """The journal that fits a checkpointer: its database, else one in this process."""
+    db = database_of(checkpointer)
     with _lock:
-        if path:
-            if path not in _sqlite_journals:
-                _sqlite_journals[path] = SqliteJournal(path)
-            return _sqlite_journals[path]
+        if db is not None:
+            if db.key not in _table_journals:
+                _table_journals[db.key] = TableJournal(db)
+            return _table_journals[db.key]
         if checkpointer is None:
             return MemoryJournal()  # no checkpointer: nothing to resume, nothing to share
         try:

@@ -2,27 +2,29 @@
 
 LangGraph has no thread lock: two processes resuming one thread would both run and fork its
 history. While phasegraph runs a thread it holds a lease on it. With a SQLite checkpointer the
-lease is a row in a table of the same database file, so it works across processes; with any other
-checkpointer it is a lock inside this process. A lease is renewed while its holder lives; a lease
-whose holder died (the same host and a dead process id, or a lapsed renewal) is taken over, so a
-crashed thread can be resumed at once.
+lease is a row in a table of the same database file, so it works across processes; with PostgreSQL
+it is a row in the same database, so it works across machines; with any other checkpointer it is a
+lock inside this process. A lease is renewed while its holder lives; a lease whose holder died
+(the same host and a dead process id, or a lapsed renewal) is taken over, so a crashed thread can
+be resumed at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import socket
-import sqlite3
 import threading
 import time
 import uuid
 import weakref
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextvars import ContextVar
 from typing import Any, Protocol
 
 from phasegraph.errors import ThreadBusyError
+from phasegraph.storage import Database, adatabase_of, create_tables, database_of
 
 LEASE_TTL_S = 30.0
 _HOST = socket.gethostname()
@@ -77,61 +79,72 @@ class LocalLeaseStore:
                 del self._owners[thread_id]
 
 
-class SqliteLeaseStore:
-    """Leases as rows of ``phasegraph_leases`` in the checkpointer's own SQLite file."""
+_LEASE_TABLE = (
+    "CREATE TABLE IF NOT EXISTS phasegraph_leases ("
+    "thread_id TEXT PRIMARY KEY, owner TEXT NOT NULL, host TEXT NOT NULL, "
+    "pid INTEGER NOT NULL, expires_at DOUBLE PRECISION NOT NULL)",
+)
 
-    def __init__(self, path: str, ttl_s: float = LEASE_TTL_S) -> None:
-        """Use the database at ``path``; create the table on first use."""
-        self.path = path
+
+class TableLeaseStore:
+    """Leases as rows of ``phasegraph_leases`` in the checkpointer's own database.
+
+    Taking a lease is one compare-and-set statement (an upsert that only overwrites a lease of
+    the same owner or a lapsed one), so two acquirers in different processes, or on different
+    machines sharing a PostgreSQL server, can never both win.
+    """
+
+    def __init__(self, db: Database, ttl_s: float = LEASE_TTL_S) -> None:
+        """Use the database ``db``; create the table on first use."""
+        self.db = db
         self.ttl_s = ttl_s
-        with contextlib.closing(self._connect()) as conn, conn:
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS phasegraph_leases ("
-                "thread_id TEXT PRIMARY KEY, owner TEXT NOT NULL, host TEXT NOT NULL, "
-                "pid INTEGER NOT NULL, expires_at REAL NOT NULL)"
-            )
+        create_tables(db, _LEASE_TABLE)
 
-    def _connect(self) -> sqlite3.Connection:
-        # isolation_level=None: transactions are explicit (BEGIN IMMEDIATE takes the write lock
-        # up front, so two acquirers cannot both read "free" and both insert).
-        return sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+    def _take(self, thread_id: str, owner: str, *, over: str | None = None) -> bool:
+        """Write the lease if it is free, ours, lapsed, or (``over``) still held by ``over``."""
+        now = time.time()
+        condition = "phasegraph_leases.owner = ?" if over else "phasegraph_leases.expires_at < ?"
+        taken = self.db.execute(
+            "INSERT INTO phasegraph_leases (thread_id, owner, host, pid, expires_at) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (thread_id) DO UPDATE SET "
+            "owner = excluded.owner, host = excluded.host, pid = excluded.pid, "
+            "expires_at = excluded.expires_at "
+            f"WHERE phasegraph_leases.owner = excluded.owner OR {condition} RETURNING owner",
+            (thread_id, owner, _HOST, os.getpid(), now + self.ttl_s, over or now),
+        )
+        return bool(taken)
 
     def acquire(self, thread_id: str, owner: str) -> None:
         """Take the lease or raise `ThreadBusyError`."""
-        with contextlib.closing(self._connect()) as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                row = conn.execute(
-                    "SELECT owner, host, pid, expires_at FROM phasegraph_leases "
-                    "WHERE thread_id = ?",
-                    (thread_id,),
-                ).fetchone()
-                if row is not None and row[0] != owner and not _stale(row[1], row[2], row[3]):
-                    raise _busy(thread_id, f"pid {row[2]} on {row[1]}")
-                conn.execute(
-                    "INSERT OR REPLACE INTO phasegraph_leases VALUES (?, ?, ?, ?, ?)",
-                    (thread_id, owner, _HOST, os.getpid(), time.time() + self.ttl_s),
-                )
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+        for _ in range(3):
+            if self._take(thread_id, owner):
+                return
+            rows = self.db.execute(
+                "SELECT owner, host, pid, expires_at FROM phasegraph_leases WHERE thread_id = ?",
+                (thread_id,),
+            )
+            if not rows:
+                continue  # released in between: try again
+            holder, host, pid, expires_at = rows[0]
+            if not _stale(host, pid, expires_at):
+                raise _busy(thread_id, f"pid {pid} on {host}")
+            # A dead holder's lease is taken over only if it is still that holder's.
+            if self._take(thread_id, owner, over=holder):
+                return
+        raise _busy(thread_id, "another runner")
 
     def renew(self, thread_id: str, owner: str) -> None:
         """Extend a lease this owner holds."""
-        with contextlib.closing(self._connect()) as conn:
-            conn.execute(
-                "UPDATE phasegraph_leases SET expires_at = ? WHERE thread_id = ? AND owner = ?",
-                (time.time() + self.ttl_s, thread_id, owner),
-            )
+        self.db.execute(
+            "UPDATE phasegraph_leases SET expires_at = ? WHERE thread_id = ? AND owner = ?",
+            (time.time() + self.ttl_s, thread_id, owner),
+        )
 
     def release(self, thread_id: str, owner: str) -> None:
         """Give a lease up."""
-        with contextlib.closing(self._connect()) as conn:
-            conn.execute(
-                "DELETE FROM phasegraph_leases WHERE thread_id = ? AND owner = ?",
-                (thread_id, owner),
-            )
+        self.db.execute(
+            "DELETE FROM phasegraph_leases WHERE thread_id = ? AND owner = ?", (thread_id, owner)
+        )
 
 
 def _stale(host: str, pid: int, expires_at: float) -> bool:
@@ -149,7 +162,7 @@ def _stale(host: str, pid: int, expires_at: float) -> bool:
 
 
 _local_stores: weakref.WeakKeyDictionary[Any, LocalLeaseStore] = weakref.WeakKeyDictionary()
-_sqlite_stores: dict[str, SqliteLeaseStore] = {}
+_table_stores: dict[str, TableLeaseStore] = {}
 _stores_lock = threading.Lock()
 
 
@@ -162,46 +175,59 @@ def _local_store(checkpointer: Any) -> LeaseStore:
             return _local_stores.setdefault(LocalLeaseStore, LocalLeaseStore())
 
 
+def _table_store(db: Database) -> LeaseStore:
+    with _stores_lock:
+        if db.key not in _table_stores:
+            _table_stores[db.key] = TableLeaseStore(db)
+        return _table_stores[db.key]
+
+
 def lease_store_for(checkpointer: Any) -> LeaseStore:
-    """The lease store that fits a checkpointer: its SQLite file, else this process."""
-    return _store_at(sqlite_path_of(checkpointer)) or _local_store(checkpointer)
+    """The lease store that fits a checkpointer: its database, else this process."""
+    db = database_of(checkpointer)
+    return _table_store(db) if db else _local_store(checkpointer)
 
 
 async def alease_store_for(checkpointer: Any) -> LeaseStore:
     """`lease_store_for` for async savers, whose connection is asked asynchronously."""
-    conn = getattr(checkpointer, "conn", None)
-    if conn is None or isinstance(conn, sqlite3.Connection) or not hasattr(conn, "execute"):
-        return lease_store_for(checkpointer)
-    try:
-        async with conn.execute("PRAGMA database_list") as cursor:
-            rows = await cursor.fetchall()
-    except Exception:  # not a SQLite connection after all
+    db = await adatabase_of(checkpointer)
+    if db is None:
         return _local_store(checkpointer)
-    return _store_at(_main_file(rows)) or _local_store(checkpointer)
+    return await asyncio.to_thread(_table_store, db)  # may create the table: I/O off the loop
 
 
-def _store_at(path: str) -> LeaseStore | None:
-    if not path:
-        return None
-    with _stores_lock:
-        if path not in _sqlite_stores:
-            _sqlite_stores[path] = SqliteLeaseStore(path)
-        return _sqlite_stores[path]
+class _Lease:
+    """One holding of a thread's lease, with a thread that renews it until it is given back."""
+
+    def __init__(self, store: LeaseStore, thread_id: str) -> None:
+        self.store = store
+        self.thread_id = thread_id
+        self.owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex}"
+        self.stop = threading.Event()
+
+    def take(self) -> None:
+        self.store.acquire(self.thread_id, self.owner)
+        threading.Thread(target=self._renew, name=f"lease-{self.thread_id}", daemon=True).start()
+
+    def _renew(self) -> None:
+        while not self.stop.wait(LEASE_TTL_S / 3):
+            with contextlib.suppress(Exception):  # the next renewal tries again
+                self.store.renew(self.thread_id, self.owner)
+
+    def give_back(self) -> None:
+        self.stop.set()
+        self.store.release(self.thread_id, self.owner)
 
 
-def _main_file(rows: Any) -> str:
-    return next((str(row[2]) for row in rows if row[1] == "main" and row[2]), "")
-
-
-def sqlite_path_of(checkpointer: Any) -> str:
-    """The file of a SQLite checkpointer ("" for anything else or an in-memory database)."""
-    conn = getattr(checkpointer, "conn", None)
-    if not isinstance(conn, sqlite3.Connection):
-        return ""
-    lock = getattr(checkpointer, "lock", None)
-    with lock if isinstance(lock, type(threading.Lock())) else contextlib.nullcontext():
-        rows = conn.execute("PRAGMA database_list").fetchall()
-    return _main_file(rows)
+@contextlib.contextmanager
+def _marked_held(thread_id: str) -> Iterator[None]:
+    # set() rather than a reset token: an async generator may be closed in another context.
+    previous = _held.get()
+    _held.set(previous | {thread_id})
+    try:
+        yield
+    finally:
+        _held.set(previous)
 
 
 @contextlib.contextmanager
@@ -210,23 +236,29 @@ def hold_lease(store: LeaseStore, thread_id: str) -> Iterator[None]:
     if thread_id in _held.get():
         yield
         return
-    owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex}"
-    store.acquire(thread_id, owner)
-    stop = threading.Event()
-
-    def renew() -> None:
-        while not stop.wait(LEASE_TTL_S / 3):
-            with contextlib.suppress(sqlite3.Error):
-                store.renew(thread_id, owner)
-
-    keeper = threading.Thread(target=renew, name=f"lease-{thread_id}", daemon=True)
-    keeper.start()
-    # set() rather than a reset token: an async generator may be closed in another context.
-    previous = _held.get()
-    _held.set(previous | {thread_id})
+    lease = _Lease(store, thread_id)
+    lease.take()
     try:
-        yield
+        with _marked_held(thread_id):
+            yield
     finally:
-        _held.set(previous)
-        stop.set()
-        store.release(thread_id, owner)
+        lease.give_back()
+
+
+@contextlib.asynccontextmanager
+async def ahold_lease(store: LeaseStore, thread_id: str) -> AsyncIterator[None]:
+    """`hold_lease` for asyncio: the lease is taken and given back off the event loop.
+
+    On the loop, a lease write waiting for SQLite's write lock would block the async saver
+    whose open transaction holds that lock and needs the loop to commit: a deadlock.
+    """
+    if thread_id in _held.get():
+        yield
+        return
+    lease = _Lease(store, thread_id)
+    await asyncio.to_thread(lease.take)
+    try:
+        with _marked_held(thread_id):
+            yield
+    finally:
+        await asyncio.to_thread(lease.give_back)

@@ -1,9 +1,11 @@
-"""Running phasegraph in separate processes against one SQLite file."""
+"""Running phasegraph in separate processes against one database: a SQLite file or PostgreSQL."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -12,15 +14,30 @@ from typing import Any
 RUNNER = Path(__file__).with_name("runner.py")
 
 
-class Proc:
-    """Run tests/integration/runner.py against one SQLite file and one script."""
+def query(db: str | Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Rows of one query on a SQLite file or a PostgreSQL URL, read the plain way."""
+    if "://" not in str(db):
+        with contextlib.closing(sqlite3.connect(db)) as conn:
+            return conn.execute(sql, params).fetchall()
+    import psycopg
 
-    def __init__(self, tmp_path: Path, script: dict[str, list[Any]]) -> None:
-        self.db = tmp_path / "threads.sqlite"
+    with psycopg.connect(str(db)) as conn:
+        return conn.execute(sql.replace("?", "%s"), params).fetchall()
+
+
+class Proc:
+    """Run tests/integration/runner.py against one database (SQLite file or URL) and one script."""
+
+    def __init__(
+        self, tmp_path: Path, script: dict[str, list[Any]], db: str | Path | None = None
+    ) -> None:
+        self.db = db or tmp_path / "threads.sqlite"
         self.log = tmp_path / "tools.log"
         self.script = tmp_path / "script.json"
         self.script.write_text(json.dumps(script), encoding="utf-8")
-        self.env = {**os.environ, "LANGGRAPH_STRICT_MSGPACK": "true"}
+        tests = str(Path(__file__).parents[1])  # the runner imports the shared scripts module
+        path = os.pathsep.join(p for p in (tests, os.environ.get("PYTHONPATH", "")) if p)
+        self.env = {**os.environ, "LANGGRAPH_STRICT_MSGPACK": "true", "PYTHONPATH": path}
 
     def argv(self, thread: str, *args: str, review: str = "none", fast: bool = False) -> list[str]:
         return [
@@ -59,6 +76,9 @@ class Proc:
             text=True,
             env=self.env,
         )
+
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        return query(self.db, sql, params)
 
     def tool_lines(self) -> list[str]:
         return self.log.read_text(encoding="utf-8").splitlines() if self.log.exists() else []

@@ -2,32 +2,45 @@
 
     python runner.py DB THREAD start REQUEST --script FILE [--review LEVEL] [--log FILE]
     python runner.py DB THREAD resume [FEEDBACK_JSON] --script FILE [--log FILE]
+    python runner.py DB PREFIX many COUNT --script FILE [--log FILE]
 
-Prints the run's outcome as one JSON line; a phasegraph error prints {"error": ...} and exits 2.
-The tools write what they do to --log, so tests can count executions from the tool's own side.
+DB is a SQLite file or a postgresql:// URL. Prints the run's outcome as one JSON line; a
+phasegraph error prints {"error": ...} and exits 2. `many` runs COUNT threads PREFIX-0... at once
+(asyncio, the async savers) and prints each one's status. The tools write what they do to --log,
+so tests can count executions from the tool's own side.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import re
+import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
+from typing import Any
 
 from langchain_core.tools import tool
-from langgraph.checkpoint.sqlite import SqliteSaver
 
 from phasegraph import Context, PhasegraphError, ScriptedChatModel, build_graph, resume
+from phasegraph.storage import aopen_checkpointer, open_checkpointer
+
+from scripts import judgement, make_script, phases, round_plan
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("db")
     parser.add_argument("thread")
-    parser.add_argument("command", choices=["start", "resume"])
+    parser.add_argument("command", choices=["start", "resume", "many"])
     parser.add_argument("payload", nargs="?")
-    parser.add_argument("--script", required=True)
+    parser.add_argument("--script", default=None)
+    parser.add_argument(
+        "--soak", metavar="WORKSPACE", default=None, help="the soak test's run, in WORKSPACE"
+    )
     parser.add_argument("--review", default="none")
     parser.add_argument("--log", default=None)
     parser.add_argument("--fast", action="store_true", help="slow tools sleep 0.05 s")
@@ -63,11 +76,34 @@ def main() -> int:
 
     slow_idempotent.metadata = {"idempotent": True}
 
-    model = ScriptedChatModel.from_file(args.script)
+    @tool
+    def logged_write(label: str, seconds: float) -> str:
+        """Write a note and run a command (not idempotent: it leaves a trace each time)."""
+        record(f"start {label}")
+        notes = Path(args.soak or ".") / "notes"
+        notes.mkdir(exist_ok=True)
+        (notes / f"{label}.txt").write_text(label, encoding="utf-8")
+        subprocess.run(["sleep", str(seconds)], check=True)
+        record(f"done {label}")
+        return f"wrote {label}"
+
+    tools = [echo, slow, slow_idempotent]
     config = {"configurable": {"thread_id": args.thread}}
     context = Context(review=args.review, max_steps=50)
-    with SqliteSaver.from_conn_string(args.db) as saver:
-        graph = build_graph(model=model, tools=[echo, slow, slow_idempotent], checkpointer=saver)
+    if args.soak:
+        model = ScriptedChatModel(script=soak_script())
+        tools = [logged_write]
+        context = Context(workspace=args.soak, max_steps=100, max_parallel=4)
+    else:
+        model = ScriptedChatModel.from_file(args.script)
+    if args.command == "many":
+        outcomes = asyncio.run(run_many(args.db, args.thread, int(args.payload), model, tools))
+        print(json.dumps(outcomes))
+        return 0
+    with open_checkpointer(args.db) as saver:
+        graph = build_graph(
+            model=model, tools=tools, builtin_tools=bool(args.soak), checkpointer=saver
+        )
         try:
             if args.command == "start":
                 out = graph.invoke({"request": args.payload}, config, context=context)
@@ -80,6 +116,62 @@ def main() -> int:
         keys = ("status", "final_summary", "step_count", "pending_review", "phases", "rounds")
         print(json.dumps({k: out.get(k) for k in keys}))
     return 0
+
+
+def soak_script() -> dict[str, list[Any]]:
+    """Three phases of two rounds; each round writes a file, runs a command and a logged write.
+
+    The plan and the judgement are read off the prompt (phase id, round number), not off a
+    counter: a process started to resume a killed one plans the same round the same way.
+    """
+
+    def where(messages: Any) -> tuple[str, int]:
+        text = str(messages[-1].content)
+        phase = re.search(r"\(id (\w+)\)", text)
+        round_no = re.search(r"[Rr]ound (\d+) of", text)
+        return (phase.group(1) if phase else "p?"), int(round_no.group(1)) if round_no else 0
+
+    def plan(messages: Any) -> dict[str, Any]:
+        phase, round_no = where(messages)
+        label = f"{phase}.r{round_no}"
+        return round_plan(
+            ("w", "write_file", {"path": f"out/{label}.txt", "content": f"{label}\n"}),
+            ("c", "run_command", {"argv": ["sleep", "0.2"]}),
+            ("n1", "logged_write", {"label": f"{label}.n1", "seconds": 0.3}),
+            ("n2", "logged_write", {"label": f"{label}.n2", "seconds": 0.1}),
+        )
+
+    def judge(messages: Any) -> dict[str, Any]:
+        _, round_no = where(messages)
+        if round_no < 2:
+            return judgement("continue_phase", completed=False, rate=0.5)
+        return judgement()
+
+    return make_script(
+        phase_planner=[phases("p1", "p2", "p3", rounds=2)],
+        plan_tool_call=[plan],
+        judge_tasks=[judge],
+    )
+
+
+async def run_many(db: str, prefix: str, count: int, model: Any, tools: list[Any]) -> list[Any]:
+    """Run ``count`` threads at once on one saver; each one's status or error."""
+
+    async def one(graph: Any, thread_id: str) -> Any:
+        try:
+            out = await graph.ainvoke(
+                {"request": f"Request of {thread_id}"},
+                {"configurable": {"thread_id": thread_id}},
+                context=Context(max_steps=50),
+            )
+            return {"thread": thread_id, "status": out["status"], "summary": out["final_summary"]}
+        except Exception as exc:  # reported, so the test sees every error that reached a user
+            traceback.print_exc()
+            return {"thread": thread_id, "error": type(exc).__name__, "message": str(exc)}
+
+    async with aopen_checkpointer(db) as saver:
+        graph = build_graph(model=model, tools=tools, checkpointer=saver)
+        return list(await asyncio.gather(*(one(graph, f"{prefix}-{i}") for i in range(count))))
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+import pgserver
+
 pytestmark = pytest.mark.integration
 
 SCRIPT = Path(__file__).parents[2] / "examples" / "cli_script.json"
@@ -163,7 +165,7 @@ def test_a_finished_thread_cannot_be_run_again_or_resumed(ws: Path) -> None:
     assert resumed.returncode == 2 and "has ended" in resumed.stderr
 
 
-def test_run_json_and_internal_errors(ws: Path) -> None:
+def test_run_json_and_a_database_that_is_not_one(ws: Path) -> None:
     done = cli("run", "go", "--thread", "j", "--model", MODEL, "--json", cwd=ws)
     assert done.returncode == 0
     result = json.loads(done.stdout)
@@ -171,13 +173,31 @@ def test_run_json_and_internal_errors(ws: Path) -> None:
 
     corrupt = ws / "corrupt.sqlite"
     corrupt.write_bytes(b"this is not a database" * 100)
-    broken = cli("threads", "--db", str(corrupt), cwd=ws)
-    assert broken.returncode == 1
-    assert broken.stderr.strip().splitlines() == [
-        "internal error (DatabaseError): file is not a database"
-    ]
+    before = corrupt.read_bytes()
+    for command in (["threads"], ["show", "j"], ["run", "go", "--model", MODEL]):
+        broken = cli(*command, "--db", str(corrupt), cwd=ws)
+        assert broken.returncode == 2
+        lines = broken.stderr.strip().splitlines()
+        assert lines[-1] == f"error: cannot use the database {corrupt}: file is not a database"
+        assert not any("Traceback" in line or "error" in line for line in lines[:-1])
+    assert corrupt.read_bytes() == before  # left as it was
     debug = cli("threads", "--db", str(corrupt), "--debug", cwd=ws)
-    assert debug.returncode == 1 and "Traceback" in debug.stderr
+    assert debug.returncode == 2 and "Traceback" in debug.stderr
+
+
+def test_an_internal_error_is_one_line_and_a_traceback_with_debug(
+    ws: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from phasegraph import cli as cli_module
+
+    def broken(session: object, out: object) -> int:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setitem(cli_module.COMMANDS, "threads", broken)
+    assert cli_module.main(["threads", "--workspace", str(ws)]) == 1
+    assert capsys.readouterr().err.strip() == "internal error (RuntimeError): a bug"
+    assert cli_module.main(["threads", "--workspace", str(ws), "--debug"]) == 1
+    assert "Traceback" in capsys.readouterr().err
 
 
 def test_the_api_key_flag_never_reaches_the_database(ws: Path) -> None:
@@ -194,3 +214,41 @@ def test_threads_written_without_the_index_are_listed(ws: Path) -> None:
         conn.execute("DELETE FROM phasegraph_threads")  # as a database from other code has it
     rows = json.loads(cli("threads", "--json", cwd=ws).stdout)
     assert [(r["thread_id"], r["status"], r["steps"]) for r in rows] == [("old", "completed", 7)]
+
+
+def test_threads_in_postgresql_with_the_password_never_shown(ws: Path, postgres_url: str) -> None:
+    password = pgserver.PASSWORD
+    shown_url = postgres_url.replace(f":{password}@", "@")
+    paused = cli(
+        "run", "List the files", "--thread", "pg1", "--review", "plan", "--model", MODEL,
+        "--db", postgres_url, cwd=ws,
+    )  # fmt: skip
+    assert paused.returncode == 3, paused.stderr
+    # the printed command names the database without its password (libpq reads PGPASSWORD)
+    assert f"phasegraph resume pg1 --approve --db {shown_url}" in paused.stdout
+    assert not (ws / ".phasegraph").exists()  # nothing went to the default SQLite file
+
+    done = cli(
+        "resume", "pg1", "--approve", "--db", shown_url, cwd=ws, env={"PGPASSWORD": password}
+    )
+    assert done.returncode == 0, done.stderr
+    assert (ws / "files.md").read_text() == "- notes.txt\n- todo.txt\n"
+    rows = json.loads(cli("threads", "--json", "--db", postgres_url, cwd=ws).stdout)
+    assert [(r["thread_id"], r["status"], r["steps"]) for r in rows] == [("pg1", "completed", 7)]
+    shown = cli("show", "pg1", "--db", postgres_url, cwd=ws)
+    assert shown.returncode == 0 and "Survey" in shown.stdout
+    wrong = cli("resume", "nope", "--approve", "--db", postgres_url, cwd=ws)
+    assert wrong.returncode == 2 and f"unknown thread 'nope' in {shown_url}" in wrong.stderr
+    for result in (paused, done, shown, wrong):
+        assert password not in result.stdout + result.stderr
+
+    refused = postgres_url.replace(password, "wrong-password")
+    bad = cli("threads", "--db", refused, cwd=ws)
+    assert bad.returncode == 2
+    assert bad.stderr.startswith(f"error: cannot use the database {shown_url}:")
+    assert "password authentication failed" in bad.stderr
+    assert "wrong-password" not in bad.stderr
+    unknown = cli("threads", "--db", "mysql://localhost/x", cwd=ws)
+    assert unknown.returncode == 2 and "give a SQLite file path or a postgresql:// URL" in (
+        unknown.stderr
+    )

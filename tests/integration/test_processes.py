@@ -1,5 +1,6 @@
-"""Real processes on one SQLite file: pause and resume across processes, leases, a crash.
+"""Real processes on one database: pause and resume across processes, leases, a crash, load.
 
+Each test runs twice: on a SQLite file and on a real PostgreSQL server (the `database` fixture).
 Every process runs with ``LANGGRAPH_STRICT_MSGPACK=true``: a state type the schema does not
 declare would not come back from the checkpoint.
 """
@@ -8,13 +9,12 @@ from __future__ import annotations
 
 import json
 import signal
-import sqlite3
 import time
 from pathlib import Path
 
 import pytest
 
-from procs import Proc
+from procs import Proc, query
 from scripts import judgement, make_script, phases, round_plan
 
 pytestmark = pytest.mark.integration
@@ -28,8 +28,8 @@ def wait_for(predicate, timeout: float = 30.0) -> None:
         time.sleep(0.05)
 
 
-def test_pause_in_one_process_resume_in_another(tmp_path: Path) -> None:
-    proc = Proc(tmp_path, make_script())
+def test_pause_in_one_process_resume_in_another(tmp_path: Path, database: str) -> None:
+    proc = Proc(tmp_path, make_script(), database)
     code, out, err = proc.run("t1", "start", "Report on the files", review="plan")
     assert code == 0, err
     assert out["status"] == "awaiting_review"
@@ -49,8 +49,8 @@ def test_pause_in_one_process_resume_in_another(tmp_path: Path) -> None:
     assert "msgpack" not in err.lower()
 
 
-def test_wrong_feedback_from_another_process_changes_nothing(tmp_path: Path) -> None:
-    proc = Proc(tmp_path, make_script())
+def test_wrong_feedback_from_another_process_changes_nothing(tmp_path: Path, database: str) -> None:
+    proc = Proc(tmp_path, make_script(), database)
     proc.run("t1", "start", "Report", review="plan")
     before = _checkpoint_count(proc.db)
     code, out, _ = proc.run("t1", "resume", json.dumps({"action": "answer", "answer": "x"}))
@@ -65,9 +65,8 @@ def test_wrong_feedback_from_another_process_changes_nothing(tmp_path: Path) -> 
     assert code == 0 and out["status"] == "completed"
 
 
-def _checkpoint_count(db: Path) -> int:
-    with sqlite3.connect(db) as conn:
-        return int(conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0])
+def _checkpoint_count(db: str | Path) -> int:
+    return int(query(db, "SELECT count(*) FROM checkpoints")[0][0])
 
 
 SLOW = make_script(
@@ -77,8 +76,8 @@ SLOW = make_script(
 )
 
 
-def test_second_runner_on_a_busy_thread_gets_a_clear_error(tmp_path: Path) -> None:
-    proc = Proc(tmp_path, SLOW)
+def test_second_runner_on_a_busy_thread_gets_a_clear_error(tmp_path: Path, database: str) -> None:
+    proc = Proc(tmp_path, SLOW, database)
     first = proc.start_background("t1", "start", "Do slow work")
     try:
         wait_for(lambda: "start work" in proc.tool_lines())
@@ -94,8 +93,8 @@ def test_second_runner_on_a_busy_thread_gets_a_clear_error(tmp_path: Path) -> No
     assert proc.tool_lines() == ["start work", "done work"]
 
 
-def test_crashed_runner_leaves_a_thread_that_resumes(tmp_path: Path) -> None:
-    proc = Proc(tmp_path, SLOW)
+def test_crashed_runner_leaves_a_thread_that_resumes(tmp_path: Path, database: str) -> None:
+    proc = Proc(tmp_path, SLOW, database)
     first = proc.start_background("t1", "start", "Do slow work")
     wait_for(lambda: "start work" in proc.tool_lines())
     first.send_signal(signal.SIGKILL)
@@ -105,19 +104,20 @@ def test_crashed_runner_leaves_a_thread_that_resumes(tmp_path: Path) -> None:
     assert code == 0, err
     assert out["status"] == "completed"
     assert out["final_summary"]
-    with sqlite3.connect(proc.db) as conn:
-        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        assert conn.execute("SELECT count(*) FROM phasegraph_leases").fetchone()[0] == 0
+    if "://" not in database:
+        assert proc.query("PRAGMA integrity_check") == [("ok",)]
+    assert proc.query("SELECT count(*) FROM phasegraph_leases") == [(0,)]
 
 
-def test_sigkill_mid_round_never_reruns_a_finished_call(tmp_path: Path) -> None:
+def test_sigkill_mid_round_never_reruns_a_finished_call(tmp_path: Path, database: str) -> None:
     round_of_four = round_plan(
         ("a", "slow", {"seconds": 0.1, "label": "a"}),
         ("b", "slow", {"seconds": 0.3, "label": "b"}),
         ("c", "slow", {"seconds": 60, "label": "c"}),
         ("d", "slow_idempotent", {"seconds": 60, "label": "d"}),
     )
-    proc = Proc(tmp_path, make_script(phase_planner=[phases("p1")], plan_tool_call=[round_of_four]))
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=[round_of_four])
+    proc = Proc(tmp_path, script, database)
     first = proc.start_background("t1", "start", "Four tasks")
     wait_for(lambda: {"done b", "start c", "start d"} <= set(proc.tool_lines()))
     first.send_signal(signal.SIGKILL)
@@ -139,6 +139,53 @@ def test_sigkill_mid_round_never_reruns_a_finished_call(tmp_path: Path) -> None:
     assert out["status"] == "completed"
     assert out["final_summary"]
     # the journal holds one entry per task, all finished
-    with sqlite3.connect(proc.db) as conn:
-        states = conn.execute("SELECT state FROM phasegraph_tool_journal").fetchall()
+    states = proc.query("SELECT state FROM phasegraph_tool_journal")
     assert sorted(s[0] for s in states) == ["finished"] * 4
+
+
+LOAD = make_script(
+    phase_planner=[phases("p1", "p2")],
+    plan_tool_call=[
+        round_plan(
+            ("t1", "echo", {"text": "hello"}),
+            ("t2", "slow_idempotent", {"seconds": 0.05, "label": "nap"}),
+        )
+    ],
+)
+
+
+def _all_completed(outcomes: list[dict[str, object]], count: int) -> None:
+    errors = [o for o in outcomes if "error" in o]
+    assert errors == [], errors[:3]  # no "database is locked", nor anything else, reached a caller
+    assert len(outcomes) == count
+    assert {o["status"] for o in outcomes} == {"completed"}
+    assert all(o["summary"] for o in outcomes)
+
+
+def test_fifty_threads_at_once_in_one_process(tmp_path: Path, database: str) -> None:
+    proc = Proc(tmp_path, LOAD, database)
+    code, outcomes, err = proc.run("load", "many", "50")
+    assert code == 0, err
+    _all_completed(outcomes, 50)
+    assert "locked" not in err
+    assert proc.query("SELECT count(DISTINCT thread_id) FROM checkpoints") == [(50,)]
+    assert proc.query("SELECT count(*) FROM phasegraph_threads WHERE status = 'completed'") == [
+        (50,)
+    ]
+    assert proc.query("SELECT count(*) FROM phasegraph_leases") == [(0,)]
+
+
+def test_fifty_threads_from_four_processes_on_one_database(tmp_path: Path, database: str) -> None:
+    proc = Proc(tmp_path, LOAD, database)
+    counts = [13, 13, 12, 12]
+    runners = [proc.start_background(f"w{i}", "many", str(n)) for i, n in enumerate(counts)]
+    outcomes: list[dict[str, object]] = []
+    for runner in runners:
+        stdout, stderr = runner.communicate(timeout=300)
+        assert runner.returncode == 0, stderr
+        assert "locked" not in stderr
+        outcomes += json.loads(stdout.splitlines()[-1])
+    _all_completed(outcomes, 50)
+    assert proc.query("SELECT count(DISTINCT thread_id) FROM checkpoints") == [(50,)]
+    if "://" not in database:
+        assert proc.query("PRAGMA integrity_check") == [("ok",)]

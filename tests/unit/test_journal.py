@@ -9,7 +9,8 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from phasegraph import ScriptedChatModel, build_graph
-from phasegraph.journal import SqliteJournal, journal_key
+from phasegraph.journal import TableJournal, journal_key
+from phasegraph.storage import sqlite_database
 
 from scripts import make_script, phases, round_plan
 
@@ -32,7 +33,7 @@ def setup(tmp_path: Path):
 
     fetch.metadata = {"idempotent": True}
     db = tmp_path / "threads.sqlite"
-    journal = SqliteJournal(str(db))
+    journal = TableJournal(sqlite_database(str(db)))
     return calls, [append, fetch], db, journal
 
 

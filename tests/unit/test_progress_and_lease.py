@@ -15,8 +15,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from phasegraph import Context, ScriptedChatModel, ThreadBusyError, build_graph, resume
-from phasegraph.lease import SqliteLeaseStore
+from phasegraph.lease import TableLeaseStore
 from phasegraph.models import model_from_context
+from phasegraph.storage import sqlite_database
 
 from scripts import judgement, make_script, phases, round_plan
 
@@ -126,9 +127,9 @@ def test_two_runners_in_one_process_one_gets_busy() -> None:
     assert graph.get_state(config).next == ()
 
 
-def test_sqlite_lease_store_blocks_a_live_holder_and_reclaims_a_dead_one(tmp_path: Path) -> None:
+def test_table_lease_store_blocks_a_live_holder_and_reclaims_a_dead_one(tmp_path: Path) -> None:
     db = tmp_path / "leases.sqlite"
-    store = SqliteLeaseStore(str(db))
+    store = TableLeaseStore(sqlite_database(str(db)))
     store.acquire("t", "alive-owner")
     with pytest.raises(ThreadBusyError, match=f"pid {os.getpid()}"):
         store.acquire("t", "someone-else")

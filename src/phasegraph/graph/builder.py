@@ -11,6 +11,7 @@ already holds a run, most importantly one paused for review (SPEC sections 6 and
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
@@ -27,7 +28,7 @@ from langgraph.types import Command
 
 from phasegraph.context import MAX_STEPS_LIMIT, Context
 from phasegraph.errors import ThreadPausedError, ThreadStateError, redact
-from phasegraph.lease import alease_store_for, hold_lease, lease_store_for, sqlite_path_of
+from phasegraph.lease import ahold_lease, alease_store_for, hold_lease, lease_store_for
 from phasegraph.nodes import (
     analyse,
     execute,
@@ -42,6 +43,7 @@ from phasegraph.nodes import (
 )
 from phasegraph.nodes._common import Deps
 from phasegraph.state import InputState, State, TaskInput
+from phasegraph.storage import Database, adatabase_of, database_of
 from phasegraph.thread_index import index_for
 from phasegraph.tools.builtin import Toolbox
 
@@ -157,19 +159,22 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
                 self._index_thread(config, kwargs.get("context"))
 
     def _index_thread(self, config: RunnableConfig, context: Any) -> None:
-        """Record the thread in the SQLite file's thread index (see `thread_index`)."""
+        """Record the thread in its database's thread index (see `thread_index`)."""
         thread_id = self._guard_target(config)
-        path = sqlite_path_of(self.checkpointer) if thread_id else ""
-        if not thread_id or not path:
-            return
         # The index only speeds up listing: a failure here must never fail the run.
         with contextlib.suppress(Exception):
-            values = self.get_state(config).values
-            if values:
-                settings = Context.coerce(context)
-                index_for(path).record(
-                    thread_id, values, model=settings.model, workspace=settings.workspace
-                )
+            db = database_of(self.checkpointer) if thread_id else None
+            if thread_id and db is not None:
+                _record_thread(db, thread_id, self.get_state(config).values, context)
+
+    async def _aindex_thread(self, config: RunnableConfig, context: Any) -> None:
+        """`_index_thread` for async savers."""
+        thread_id = self._guard_target(config)
+        with contextlib.suppress(Exception):
+            db = await adatabase_of(self.checkpointer) if thread_id else None
+            if thread_id and db is not None:
+                snapshot = await self.aget_state(config)
+                await asyncio.to_thread(_record_thread, db, thread_id, snapshot.values, context)
 
     async def astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
@@ -183,12 +188,21 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
                 yield chunk
             return
         store = await alease_store_for(self.checkpointer)
-        with hold_lease(store, thread_id):
+        async with ahold_lease(store, thread_id):
             if starts and "checkpoint_id" not in (config or {}).get("configurable", {}):
                 snapshot = await self.aget_state(config or {})
                 self._refuse_new_input(snapshot.values, snapshot.next, thread_id)
-            async for chunk in super().astream(input, config, **kwargs):
-                yield chunk
+            try:
+                async for chunk in super().astream(input, config, **kwargs):
+                    yield chunk
+            finally:
+                await self._aindex_thread(config, kwargs.get("context"))
+
+
+def _record_thread(db: Database, thread_id: str, values: Mapping[str, Any], context: Any) -> None:
+    if values:
+        settings = Context.coerce(context)
+        index_for(db).record(thread_id, values, model=settings.model, workspace=settings.workspace)
 
 
 def build_graph(

@@ -1,0 +1,265 @@
+"""The database beside the checkpoints, where phasegraph keeps its own tables.
+
+Leases (`phasegraph.lease`), the tool journal (`phasegraph.journal`) and the thread index
+(`phasegraph.thread_index`) must be shared by every process that shares the checkpoints, so they
+are tables in the checkpointer's own database: its SQLite file, or its PostgreSQL database
+(SPEC section 8). A checkpointer with no such database (in memory) keeps them in this process.
+
+The tables' SQL is written once, in the dialect both engines speak (``?`` placeholders,
+``ON CONFLICT ... DO UPDATE``, ``RETURNING``, ``DOUBLE PRECISION``); `PostgresDatabase` turns the
+placeholders into psycopg's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+Row = tuple[Any, ...]
+
+
+class Database(Protocol):
+    """A database phasegraph's tables live in; each statement commits when it returns."""
+
+    key: str
+    """What identifies the database in this process (a file path, a connection string)."""
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """Run one statement; its rows (none for a statement without a result)."""
+
+    def has_table(self, name: str) -> bool:
+        """Whether a table of that name exists (the checkpointer's, say)."""
+
+
+class SqliteDatabase:
+    """A SQLite file, opened per statement: other processes write the same file."""
+
+    def __init__(self, path: str) -> None:
+        """Use the database file at ``path``, in WAL mode as LangGraph's SQLite savers want it."""
+        self.key = path
+        # LangGraph's savers switch the file to WAL on their first use, which needs the file to
+        # themselves: done lazily while leases and journal entries are being written by other
+        # connections, it fails with "database is locked". Switching first makes theirs a no-op.
+        self.execute("PRAGMA journal_mode=WAL")
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """Run one statement in autocommit mode, waiting up to 30 s for other writers."""
+        with contextlib.closing(sqlite3.connect(self.key, timeout=30.0, isolation_level=None)) as c:
+            return [tuple(row) for row in c.execute(sql, tuple(params)).fetchall()]
+
+    def has_table(self, name: str) -> bool:
+        """Whether a table of that name exists."""
+        found = self.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+        )
+        return bool(found)
+
+
+class PostgresDatabase:
+    """A PostgreSQL database, through one autocommit connection of this process."""
+
+    def __init__(self, conninfo: str) -> None:
+        """Use the database ``conninfo`` names (a URL or key=value string, password included)."""
+        self.key = conninfo
+        self._conn: Any = None
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[Any]:
+        import psycopg
+
+        with self._lock:
+            if self._conn is None or self._conn.closed:
+                self._conn = psycopg.connect(self.key, autocommit=True)
+            try:
+                yield self._conn
+            except psycopg.OperationalError:
+                # A dropped connection is opened anew by the next statement.
+                with contextlib.suppress(Exception):
+                    self._conn.close()
+                self._conn = None
+                raise
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        """Run one statement in autocommit mode."""
+        with self._connection() as conn, conn.cursor() as cursor:
+            cursor.execute(sql.replace("?", "%s"), tuple(params))
+            return [tuple(row) for row in cursor.fetchall()] if cursor.description else []
+
+    def has_table(self, name: str) -> bool:
+        """Whether a table of that name exists on the search path."""
+        return bool(self.execute("SELECT to_regclass(?) IS NOT NULL", (name,))[0][0])
+
+
+def create_tables(db: Database, statements: Sequence[str]) -> None:
+    """Run ``CREATE ... IF NOT EXISTS`` statements that other processes may run at once."""
+    for statement in statements:
+        try:
+            db.execute(statement)
+        except Exception:
+            # PostgreSQL's IF NOT EXISTS is not atomic: two creators can both pass the check
+            # and one fails on the catalog's unique index. The table exists then; a second
+            # try says so, and a real fault fails again.
+            db.execute(statement)
+
+
+_databases: dict[str, Database] = {}
+_databases_lock = threading.Lock()
+
+
+def _shared(key: str, make: type[SqliteDatabase] | type[PostgresDatabase]) -> Database:
+    with _databases_lock:
+        if key not in _databases:
+            _databases[key] = make(key)
+        return _databases[key]
+
+
+def sqlite_database(path: str) -> Database:
+    """The SQLite file at ``path`` (one object per process)."""
+    return _shared(path, SqliteDatabase)
+
+
+def postgres_database(conninfo: str) -> Database:
+    """The PostgreSQL database ``conninfo`` names (one object and connection per process)."""
+    return _shared(conninfo, PostgresDatabase)
+
+
+def _main_file(rows: Any) -> str:
+    return next((str(row[2]) for row in rows if row[1] == "main" and row[2]), "")
+
+
+def _postgres_conninfo(conn: Any) -> str:
+    """The connection string of a psycopg connection or pool, password included."""
+    conninfo = getattr(conn, "conninfo", None)  # a pool keeps the string it was given
+    if isinstance(conninfo, str):
+        return conninfo
+    from psycopg.conninfo import make_conninfo
+
+    # A connection's dsn leaves the password out; it is kept apart in its info.
+    info = conn.info
+    return make_conninfo(info.dsn, password=info.password) if info.password else str(info.dsn)
+
+
+def _is_psycopg(conn: Any) -> bool:
+    return type(conn).__module__.split(".")[0] in {"psycopg", "psycopg_pool"}
+
+
+def sqlite_path_of(checkpointer: Any) -> str:
+    """The file of a SQLite checkpointer ("" for anything else or an in-memory database)."""
+    conn = getattr(checkpointer, "conn", None)
+    if not isinstance(conn, sqlite3.Connection):
+        return ""
+    lock = getattr(checkpointer, "lock", None)
+    with lock if isinstance(lock, type(threading.Lock())) else contextlib.nullcontext():
+        rows = conn.execute("PRAGMA database_list").fetchall()
+    return _main_file(rows)
+
+
+def database_of(checkpointer: Any) -> Database | None:
+    """The database of a SQLite or PostgreSQL checkpointer; None for any other."""
+    conn = getattr(checkpointer, "conn", None)
+    if conn is not None and _is_psycopg(conn):
+        return postgres_database(_postgres_conninfo(conn))
+    path = sqlite_path_of(checkpointer)
+    return sqlite_database(path) if path else None
+
+
+async def adatabase_of(checkpointer: Any) -> Database | None:
+    """`database_of` for async savers, whose SQLite connection is asked asynchronously."""
+    conn = getattr(checkpointer, "conn", None)
+    if conn is None or isinstance(conn, sqlite3.Connection) or _is_psycopg(conn):
+        return database_of(checkpointer)
+    if not hasattr(conn, "execute"):
+        return None
+    try:
+        async with conn.execute("PRAGMA database_list") as cursor:
+            rows = await cursor.fetchall()
+    except Exception:  # not a SQLite connection after all
+        return None
+    path = _main_file(rows)
+    # The first use of a file writes to it (see SqliteDatabase): off the event loop.
+    return await asyncio.to_thread(sqlite_database, path) if path else None
+
+
+# Any constant works: it names the one lock all phasegraph processes take around schema set-up.
+_SETUP_LOCK = 0x70686772
+
+
+@contextlib.contextmanager
+def _setup_lock(conninfo: str) -> Iterator[None]:
+    """Hold a PostgreSQL advisory lock, so one process at a time creates the tables.
+
+    LangGraph's ``PostgresSaver.setup()`` runs its migrations without a lock: two processes
+    setting up a new database at once fail on a duplicate migration row.
+    """
+    import psycopg
+
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        # Polled, not waited for: a session blocked in pg_advisory_lock is a transaction in
+        # progress, and the holder's CREATE INDEX CONCURRENTLY waits for every such transaction
+        # to end, so the two would wait for each other for ever.
+        while not (
+            conn.execute("SELECT pg_try_advisory_lock(%s)", (_SETUP_LOCK,)).fetchone() or [0]
+        )[0]:
+            time.sleep(0.05)
+        try:
+            yield
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK,))
+
+
+def is_database_url(db: str) -> bool:
+    """Whether ``db`` names a PostgreSQL database rather than a SQLite file."""
+    return db.split("://", 1)[0] in ("postgres", "postgresql") and "://" in db
+
+
+@contextlib.contextmanager
+def open_checkpointer(db: str | Path) -> Iterator[Any]:
+    """LangGraph's checkpointer for a SQLite file or a ``postgresql://`` URL, set up for use.
+
+    The SQLite file and its folder are created when missing. The PostgreSQL saver needs the
+    ``postgres`` extra (``pip install "phasegraph[postgres]"``).
+    """
+    if not is_database_url(str(db)):
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        Path(db).parent.mkdir(parents=True, exist_ok=True)
+        with SqliteSaver.from_conn_string(str(db)) as saver:
+            saver.setup()  # now, not lazily inside the first run (see SqliteDatabase)
+            yield saver
+        return
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    with PostgresSaver.from_conn_string(str(db)) as saver:
+        with _setup_lock(str(db)):
+            saver.setup()
+        yield saver
+
+
+@contextlib.asynccontextmanager
+async def aopen_checkpointer(db: str | Path) -> AsyncIterator[Any]:
+    """`open_checkpointer` for asyncio: LangGraph's async savers."""
+    if not is_database_url(str(db)):
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        Path(db).parent.mkdir(parents=True, exist_ok=True)
+        async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
+            await saver.setup()
+            yield saver
+        return
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    async with AsyncPostgresSaver.from_conn_string(str(db)) as saver:
+        lock = _setup_lock(str(db))
+        await asyncio.to_thread(lock.__enter__)
+        try:
+            await saver.setup()
+        finally:
+            await asyncio.to_thread(lock.__exit__, None, None, None)
+        yield saver
