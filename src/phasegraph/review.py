@@ -85,7 +85,10 @@ def resume(
         values = snapshot.values or {}
         if not values:
             raise ThreadStateError(f"unknown thread {thread_id!r}")
-        if not snapshot.next:
+        # `snapshot.next` leaves out a node whose writes were saved before a crash cut the run
+        # off ahead of the next checkpoint; such a thread has not ended: its `tasks` still list
+        # that node, and streaming applies the saved writes and goes on.
+        if not snapshot.tasks:
             raise ThreadStateError(
                 f"thread {thread_id!r} has ended (status {values.get('status')}); nothing to resume"
             )

@@ -35,6 +35,7 @@ class Proc:
         self.log = tmp_path / "tools.log"
         self.script = tmp_path / "script.json"
         self.script.write_text(json.dumps(script), encoding="utf-8")
+        self.soak: Path | None = None  # the soak test's workspace: runner.py --soak
         tests = str(Path(__file__).parents[1])  # the runner imports the shared scripts module
         path = os.pathsep.join(p for p in (tests, os.environ.get("PYTHONPATH", "")) if p)
         self.env = {**os.environ, "LANGGRAPH_STRICT_MSGPACK": "true", "PYTHONPATH": path}
@@ -53,6 +54,7 @@ class Proc:
             "--review",
             review,
             *(["--fast"] if fast else []),
+            *(["--soak", str(self.soak)] if self.soak else []),
         ]
 
     def run(

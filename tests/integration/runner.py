@@ -1,7 +1,8 @@
-"""A separate process that runs or resumes one thread on a SQLite file, for the process tests.
+"""A separate process that runs or resumes one thread on a database, for the process tests.
 
     python runner.py DB THREAD start REQUEST --script FILE [--review LEVEL] [--log FILE]
     python runner.py DB THREAD resume [FEEDBACK_JSON] --script FILE [--log FILE]
+    python runner.py DB THREAD show
     python runner.py DB PREFIX many COUNT --script FILE [--log FILE]
 
 DB is a SQLite file or a postgresql:// URL. Prints the run's outcome as one JSON line; a
@@ -28,14 +29,14 @@ from langchain_core.tools import tool
 from phasegraph import Context, PhasegraphError, ScriptedChatModel, build_graph, resume
 from phasegraph.storage import aopen_checkpointer, open_checkpointer
 
-from scripts import judgement, make_script, phases, round_plan
+from scripts import ANALYSIS, judgement, make_script, phases, round_plan
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("db")
     parser.add_argument("thread")
-    parser.add_argument("command", choices=["start", "resume", "many"])
+    parser.add_argument("command", choices=["start", "resume", "show", "many"])
     parser.add_argument("payload", nargs="?")
     parser.add_argument("--script", default=None)
     parser.add_argument(
@@ -107,6 +108,8 @@ def main() -> int:
         try:
             if args.command == "start":
                 out = graph.invoke({"request": args.payload}, config, context=context)
+            elif args.command == "show":
+                out = graph.get_state(config).values
             else:
                 feedback = json.loads(args.payload) if args.payload else None
                 out = resume(graph, config, feedback, context=context)
@@ -126,7 +129,7 @@ def soak_script() -> dict[str, list[Any]]:
     """
 
     def where(messages: Any) -> tuple[str, int]:
-        text = str(messages[-1].content)
+        text = "\n".join(str(m.content) for m in messages)  # a repair prompt comes last
         phase = re.search(r"\(id (\w+)\)", text)
         round_no = re.search(r"[Rr]ound (\d+) of", text)
         return (phase.group(1) if phase else "p?"), int(round_no.group(1)) if round_no else 0
@@ -136,9 +139,9 @@ def soak_script() -> dict[str, list[Any]]:
         label = f"{phase}.r{round_no}"
         return round_plan(
             ("w", "write_file", {"path": f"out/{label}.txt", "content": f"{label}\n"}),
-            ("c", "run_command", {"argv": ["sleep", "0.2"]}),
-            ("n1", "logged_write", {"label": f"{label}.n1", "seconds": 0.3}),
-            ("n2", "logged_write", {"label": f"{label}.n2", "seconds": 0.1}),
+            ("c", "run_command", {"argv": ["sleep", "0.4"]}),
+            ("n1", "logged_write", {"label": f"{label}.n1", "seconds": 0.6}),
+            ("n2", "logged_write", {"label": f"{label}.n2", "seconds": 0.2}),
         )
 
     def judge(messages: Any) -> dict[str, Any]:
@@ -148,6 +151,7 @@ def soak_script() -> dict[str, list[Any]]:
         return judgement()
 
     return make_script(
+        request_analyser=[{**ANALYSIS, "task_type": "coding"}],  # writing may not run commands
         phase_planner=[phases("p1", "p2", "p3", rounds=2)],
         plan_tool_call=[plan],
         judge_tasks=[judge],

@@ -217,3 +217,44 @@ def test_studio_path_update_state_as_node_then_continue(tools) -> None:
     graph.update_state(CONFIG, {"human_feedback": {"action": "approve"}}, as_node="phase_plan")
     out = graph.invoke(None, CONFIG, context=context)
     assert out["status"] == "completed"
+
+
+class _Crash(BaseException):
+    """A process dying between saving a node's writes and saving the next checkpoint."""
+
+
+class CrashAfterJudgeSaver(InMemorySaver):
+    """Saves the first judge's writes, then dies instead of saving the next checkpoint."""
+
+    armed = True
+    crash_next_put = False
+
+    def put_writes(self, config, writes, task_id, task_path=""):  # type: ignore[no-untyped-def]
+        super().put_writes(config, writes, task_id, task_path)
+        if self.armed and any(ch == "judgement" and value for ch, value in writes):
+            self.armed, self.crash_next_put = False, True
+
+    def put(self, config, checkpoint, metadata, new_versions):  # type: ignore[no-untyped-def]
+        if self.crash_next_put:
+            self.crash_next_put = False
+            raise _Crash()
+        return super().put(config, checkpoint, metadata, new_versions)
+
+
+def test_a_crash_after_a_node_saved_its_writes_resumes_instead_of_looking_ended(tools) -> None:
+    model = ScriptedChatModel(script=make_script())
+    graph = build_graph(model=model, tools=tools, checkpointer=CrashAfterJudgeSaver())
+    config = {"configurable": {"thread_id": "c"}}
+    with pytest.raises(_Crash):  # saved synchronously: the run stops where the save failed
+        graph.invoke({"request": "Report"}, config, durability="sync")
+    assert len(model.calls_of("judge_tasks")) == 1
+    snapshot = graph.get_state(config)
+    # LangGraph's `next` leaves the judge out (its writes are saved), so the thread looks ended
+    assert snapshot.next == ()
+    assert [(t.name, t.result is not None) for t in snapshot.tasks] == [("judge", True)]
+
+    out = resume(graph, config)
+    assert out["status"] == "completed" and out["final_summary"]
+    assert out["step_count"] == 7  # the same as a run never cut off
+    # the saved judgement of phase 1 was used, not asked again: one more call, for phase 2
+    assert len(model.calls_of("judge_tasks")) == 2
