@@ -92,6 +92,10 @@ def budget_left(state: State) -> int:
     return max(0, limits_of(state)["max_steps"] - state.get("step_count", 0))
 
 
+JUDGE_STEPS = 1
+"""Steps a round keeps for its judge: its tools may spend the budget only up to them."""
+
+
 def budget_spent(state: State) -> bool:
     """Whether ``step_count >= max_steps``."""
     return budget_left(state) == 0
@@ -125,8 +129,8 @@ def round_limit(phase: Mapping[str, Any], limits: Limits) -> int:
 def retries_within_budget(state: State, retries: int) -> int:
     """Re-asks a counted stage may make: its setting, but none that would pass the budget.
 
-    The first attempt is always made (routers only enter a counted stage with budget left, and
-    the judge of a round that spent the budget still runs once).
+    The first attempt is always made: routers only enter a counted stage with budget left, and a
+    round's tools leave `JUDGE_STEPS` for its judge.
     """
     return max(0, min(retries, budget_left(state) - 1))
 

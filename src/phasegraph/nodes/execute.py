@@ -5,8 +5,9 @@ left of the step budget. The router sends each to its own `run_task` (a separate
 task, so a finished one is durable as soon as it ends and is not run again on resume); when a
 wave is done, `execute` runs again for the next one, and after the last the round goes to the
 judge. Tasks that cannot run get their result here: skipped (a dependency failed, or the budget
-is spent), refused (a tool the task type or phase may not use, recorded in ``tool_violations``),
-or timeout (the round's time is up). A refused task that carries a justification asks the
+is spent but for the judge's step), refused (a tool the task type or phase may not use, recorded
+in ``tool_violations``), or timeout (the round's time is up). A refused task that carries a
+justification asks the
 person first when tool-permission reviews are on.
 """
 
@@ -19,6 +20,7 @@ from langgraph.runtime import Runtime
 from phasegraph.context import Context
 from phasegraph.journal import journal_key
 from phasegraph.nodes._common import (
+    JUDGE_STEPS,
     Deps,
     budget_left,
     context_of,
@@ -75,7 +77,8 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     done: dict[str, TaskResult] = {r["task_id"]: r for r in state.get("results", [])}
     wave = state.get("wave", 0) + 1
     time_left = context.round_timeout_s - round_elapsed(list(done.values()))
-    steps_left = budget_left(state)
+    # One step stays for the judge of this round, so judging never passes the budget (SPEC 3).
+    steps_left = budget_left(state) - JUDGE_STEPS
     new: list[TaskResult] = []
     violations: list[ToolViolation] = []
     dispatch: list[TaskInput] = []

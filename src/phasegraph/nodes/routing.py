@@ -12,8 +12,11 @@ from typing import Literal
 
 from langgraph.types import Send
 
-from phasegraph.nodes._common import budget_spent
+from phasegraph.nodes._common import JUDGE_STEPS, budget_left, budget_spent
 from phasegraph.state import State
+
+ROUND_MIN_STEPS = 2 + JUDGE_STEPS
+"""Steps a new round needs: one plan attempt, one tool execution and its judge."""
 
 
 def _must_stop(state: State) -> bool:
@@ -22,8 +25,8 @@ def _must_stop(state: State) -> bool:
 
 
 def _plan_or_summarize(state: State) -> Literal["plan", "summarize"]:
-    """The budget check before every plan."""
-    return "summarize" if budget_spent(state) else "plan"
+    """The budget check before every plan: a round needs a plan, a tool and its judge."""
+    return "summarize" if budget_left(state) < ROUND_MIN_STEPS else "plan"
 
 
 def _replan_or_summarize(state: State) -> Literal["replan", "summarize"]:
@@ -50,8 +53,9 @@ def route_after_phase_plan(state: State) -> Literal["human_review", "plan", "sum
 
 
 def route_after_plan(state: State) -> Literal["execute", "summarize"]:
-    """A round was planned -> execute; if planning spent the budget, no tool may run."""
-    return "summarize" if _must_stop(state) or budget_spent(state) else "execute"
+    """A round was planned -> execute; unless no step is left for a tool besides the judge's."""
+    no_room = budget_left(state) <= JUDGE_STEPS
+    return "summarize" if _must_stop(state) or no_room else "execute"
 
 
 def route_after_execute(state: State) -> Literal["human_review", "judge"] | list[Send]:
