@@ -2,6 +2,7 @@
 
 from phasegraph.context import Context
 from phasegraph.errors import (
+    CheckpointRefusedError,
     ConfigurationError,
     FeedbackError,
     PhasegraphError,
@@ -23,6 +24,7 @@ __all__ = [
     "ThreadBusyError",
     "ThreadPausedError",
     "ThreadStateError",
+    "CheckpointRefusedError",
     "build_graph",
     "resume",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import shlex
 import sqlite3
@@ -30,6 +31,7 @@ from rich.markdown import Markdown
 from phasegraph.context import REVIEW_LEVELS, Context
 from phasegraph.errors import PhasegraphError, redact, register_secret
 from phasegraph.graph import PhaseGraph, build_graph
+from phasegraph.integrity import checked_state
 from phasegraph.models import describe_model, model_from_context, model_kind
 from phasegraph.report import render, statistics
 from phasegraph.review import resume
@@ -201,7 +203,7 @@ class Session:
 
     def values(self, graph: PhaseGraph, thread_id: str) -> dict[str, Any]:
         """A thread's state values; `UsageError` for an unknown thread."""
-        values = dict(graph.get_state(_config(thread_id)).values)
+        values = dict(checked_state(graph, _config(thread_id)).values)
         if not values:
             raise UsageError(f"unknown thread {thread_id!r} in {self.where}")
         return values
@@ -746,6 +748,8 @@ COMMANDS: dict[str, Callable[[Session, Console], int]] = {
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code."""
     args = build_parser().parse_args(argv)
+    # A refused checkpoint type is reported once, as this command's error (see `integrity`).
+    logging.getLogger("langgraph.checkpoint.serde.jsonplus").addFilter(_RefusalNotice())
     # soft_wrap: long lines stay whole, for logs and for the next program in a pipe
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     out = Console(highlight=False, soft_wrap=True)
@@ -762,6 +766,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # one line for the user; the traceback with --debug
         _fail(err, exc, args.debug, internal=True)
         return EXIT_ERROR
+
+
+class _RefusalNotice(logging.Filter):
+    """Drops LangGraph's own notice of a refused type: `CheckpointRefusedError` says it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Blocked deserialization")
 
 
 def _fail(err: Console, exc: BaseException, debug: bool, internal: bool = False) -> None:

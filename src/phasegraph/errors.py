@@ -56,3 +56,7 @@ def redact(text: str) -> str:
         if len(value) >= 8 and _SECRET_NAME.search(name) and value in text:
             text = text.replace(value, "***")
     return _SECRET_SHAPE.sub("***", text)
+
+
+class CheckpointRefusedError(ThreadStateError):
+    """A thread's checkpoint holds a type the strict loader refused: nothing is run on it."""

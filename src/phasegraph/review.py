@@ -18,6 +18,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from phasegraph.context import Context
 from phasegraph.errors import FeedbackError, ThreadStateError
+from phasegraph.integrity import checked_state
 from phasegraph.state.schemas import ACTIONS_BY_KIND, Feedback
 from phasegraph.structured import describe_validation_error
 
@@ -81,7 +82,7 @@ def resume(
     thread_id = thread_id_of(config)
     settings = Context.coerce(context)
     with graph.lease(config):
-        snapshot = graph.get_state(config)
+        snapshot = checked_state(graph, config)
         values = snapshot.values or {}
         if not values:
             raise ThreadStateError(f"unknown thread {thread_id!r}")

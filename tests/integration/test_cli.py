@@ -25,11 +25,11 @@ MODEL = f"scripted:{SCRIPT}"
 
 
 def cli(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
+    *args: str, cwd: Path, env: dict[str, str] | None = None, prefix: list[str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     argv = [str(BIN)] if BIN.exists() else [sys.executable, "-m", "phasegraph.cli"]
     return subprocess.run(
-        [*argv, *args],
+        [*(prefix or []), *argv, *args],
         cwd=cwd,
         capture_output=True,
         text=True,

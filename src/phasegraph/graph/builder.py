@@ -28,6 +28,7 @@ from langgraph.types import Command
 
 from phasegraph.context import MAX_STEPS_LIMIT, Context
 from phasegraph.errors import ThreadPausedError, ThreadStateError, redact
+from phasegraph.integrity import achecked_state, checked_state
 from phasegraph.lease import ahold_lease, alease_store_for, hold_lease, lease_store_for
 from phasegraph.nodes import (
     analyse,
@@ -146,13 +147,10 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
         config = self._with_step_limit(config, kwargs.get("context"))
         with self.lease(config):
             thread_id = self._guard_target(config)
-            if (
-                starts
-                and thread_id
-                and "checkpoint_id" not in (config or {}).get("configurable", {})
-            ):
-                snapshot = self.get_state(config or {})
-                self._refuse_new_input(snapshot.values, snapshot.next, thread_id)
+            if thread_id and "checkpoint_id" not in (config or {}).get("configurable", {}):
+                snapshot = checked_state(self, config)  # a refused value: nothing runs
+                if starts:
+                    self._refuse_new_input(snapshot.values, snapshot.next, thread_id)
             try:
                 yield from super().stream(input, config, **kwargs)
             finally:
@@ -189,9 +187,10 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
             return
         store = await alease_store_for(self.checkpointer)
         async with ahold_lease(store, thread_id):
-            if starts and "checkpoint_id" not in (config or {}).get("configurable", {}):
-                snapshot = await self.aget_state(config or {})
-                self._refuse_new_input(snapshot.values, snapshot.next, thread_id)
+            if "checkpoint_id" not in (config or {}).get("configurable", {}):
+                snapshot = await achecked_state(self, config)
+                if starts:
+                    self._refuse_new_input(snapshot.values, snapshot.next, thread_id)
             try:
                 async for chunk in super().astream(input, config, **kwargs):
                     yield chunk
