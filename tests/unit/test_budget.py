@@ -121,9 +121,9 @@ def test_budget_checked_before_replan(run) -> None:
 
 def test_plan_retries_stop_at_the_budget(run) -> None:
     script = make_script(phase_planner=[phases("p1")], plan_tool_call=[{"tasks": []}])
-    out, _, model = run(script, max_steps=4, max_parse_retries=5)
-    # phase_plan(1) then three plan attempts (4): no retry may pass the budget, and with no
-    # step left for a tool the round is not run
+    out, _, model = run(script, max_steps=6, max_parse_retries=5)
+    # phase_plan(1) then three plan attempts (4): two steps stay for a tool and the judge, and
+    # with no valid plan the budget has ended the run
     assert len(model.calls_of("plan_tool_call")) == 3
     assert out["step_count"] == 4
     assert out["status"] == "budget_exhausted"
@@ -141,3 +141,24 @@ def test_round_limit_ends_phase_as_incomplete(run, tool_log) -> None:
     assert out["status"] == "completed"
     summarizer_prompt = model.calls_of("summarizer")[0][-1].content
     assert summarizer_prompt.count("ended incomplete, round_limit") == 2
+
+
+def test_a_budget_too_small_for_another_round_ends_as_budget_exhausted(run) -> None:
+    out, _, model = run(make_script(), max_steps=6)
+    # phase_plan(1) plan(2) tool(3) judge(4): two steps left cannot hold a plan, a tool and a
+    # judge, so phase 2 is not started, and the run says the budget stopped it
+    assert out["step_count"] == 4
+    assert len(model.calls_of("plan_tool_call")) == 1
+    assert out["status"] == "budget_exhausted" and out["stop_reason"] == "budget"
+    assert out["error"] is None
+    assert "spent but for 2 (a round needs 3" in out["final_summary"]
+
+
+def test_plan_retries_leave_room_for_the_round(run) -> None:
+    bad = {"tasks": []}
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=[bad, bad, ECHO_ROUND])
+    out, _, model = run(script, max_steps=5, max_parse_retries=5)
+    # phase_plan(1), then at most 2 plan attempts (3): a tool and a judge must still fit; the
+    # second bad answer ends the run by budget, not as a failed stage
+    assert len(model.calls_of("plan_tool_call")) == 2
+    assert out["status"] == "budget_exhausted" and out["stop_reason"] == "budget"

@@ -171,6 +171,8 @@ def test_any_model_output_ends_in_a_summary_with_steps_counted(
     out = drive(model, review, make_tools(log))
 
     assert out["status"] in ENDED
+    if out["status"] == "failed":  # a failure always says what failed
+        assert out["error"] and out["error"]["message"]
     event(f"status {out['status']}")  # the spread shows with --hypothesis-show-statistics
     assert isinstance(out["final_summary"], str) and out["final_summary"].strip()
     calls = model.calls

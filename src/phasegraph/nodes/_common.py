@@ -94,6 +94,8 @@ def budget_left(state: State) -> int:
 
 JUDGE_STEPS = 1
 """Steps a round keeps for its judge: its tools may spend the budget only up to them."""
+ROUND_MIN_STEPS = 2 + JUDGE_STEPS
+"""Steps a new round needs: one plan attempt, one tool execution and its judge."""
 
 
 def budget_spent(state: State) -> bool:
@@ -126,19 +128,26 @@ def round_limit(phase: Mapping[str, Any], limits: Limits) -> int:
     return int(phase["estimated_rounds"]) + limits["extra_rounds_per_phase"]
 
 
-def retries_within_budget(state: State, retries: int) -> int:
+def retries_within_budget(state: State, retries: int, *, keep: int = 0) -> int:
     """Re-asks a counted stage may make: its setting, but none that would pass the budget.
 
     The first attempt is always made: routers only enter a counted stage with budget left, and a
-    round's tools leave `JUDGE_STEPS` for its judge.
+    round's tools leave `JUDGE_STEPS` for its judge. ``keep``: steps the stage must leave for
+    what follows it (a plan leaves a tool's and the judge's).
     """
-    return max(0, min(retries, budget_left(state) - 1))
+    return max(0, min(retries, budget_left(state) - 1 - keep))
 
 
-def stage_failure(node: str, call: StageCall[Any], state: State) -> dict[str, Any]:
-    """The update that stops the run after a stage gave no valid result."""
+def stage_failure(
+    node: str, call: StageCall[Any], state: State, *, keep: int = 0
+) -> dict[str, Any]:
+    """The update that stops the run after a stage gave no valid result.
+
+    When the budget left no room for another attempt (``keep`` as in `retries_within_budget`),
+    the budget stopped the run, not the stage.
+    """
     spent_by = state.get("step_count", 0) + call.counters(counted=True)["step_count"]
-    out_of_budget = node != "analyse" and spent_by >= limits_of(state)["max_steps"]
+    out_of_budget = node != "analyse" and spent_by >= limits_of(state)["max_steps"] - keep
     error: RunError = {"node": node, "type": "StageFailed", "message": redact(call.failure)}
     return {"stop_reason": "budget" if out_of_budget else "stage_failed", "error": error}
 

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.nodes._common import (
+    ROUND_MIN_STEPS,
     Deps,
     budget_spent,
     context_of,
@@ -36,6 +37,9 @@ from phasegraph.state import RoundPlan, RoundRecord, State
 from phasegraph.structured import call_structured
 from phasegraph.tools import describe_tools
 from phasegraph.tools.base import truncate
+
+# What a plan leaves room for: one tool execution and the round's judge.
+AFTER_PLAN = ROUND_MIN_STEPS - 1
 
 # Rounds shown in full, and older rounds shown by their judge summary (SPEC section 7).
 FULL_ROUNDS = 2
@@ -117,14 +121,14 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         "plan_tool_call",
         RoundPlan,
         messages,
-        retries=retries_within_budget(state, context.max_parse_retries),
+        retries=retries_within_budget(state, context.max_parse_retries, keep=AFTER_PLAN),
         validation_context={"allowed_tools": tools, "max_tasks": context.max_tasks_per_round},
     )
     update: dict[str, Any] = call.counters(counted=True)
     round_plan = call.value or _insisting_plan(call.last_arguments, context)
     if round_plan is None:
         emit(runtime, "stage_failed", node="plan", reason=call.failure)
-        return update | stage_failure("plan", call, state)
+        return update | stage_failure("plan", call, state, keep=AFTER_PLAN)
     if round_no == 1:
         emit(
             runtime,

@@ -12,11 +12,8 @@ from typing import Literal
 
 from langgraph.types import Send
 
-from phasegraph.nodes._common import JUDGE_STEPS, budget_left, budget_spent
+from phasegraph.nodes._common import JUDGE_STEPS, ROUND_MIN_STEPS, budget_left, budget_spent
 from phasegraph.state import State
-
-ROUND_MIN_STEPS = 2 + JUDGE_STEPS
-"""Steps a new round needs: one plan attempt, one tool execution and its judge."""
 
 
 def _must_stop(state: State) -> bool:
@@ -82,12 +79,12 @@ def route_after_judge(state: State) -> Literal["summarize", "human_review", "pla
     if judgement.get("phase_ended_by"):
         if state["phase_index"] >= len(state["phases"]):
             return "summarize"
-        return "plan"
+        return _plan_or_summarize(state)
     # 5. a reflection trigger fired, or the judge asked for a new plan
     if state.get("reflection_note") or judgement.get("next_action") == "replan":
         return "replan"
     # 6. continue_phase, retry_failed
-    return "plan"
+    return _plan_or_summarize(state)
 
 
 def route_after_replan(state: State) -> Literal["summarize", "human_review", "plan"]:

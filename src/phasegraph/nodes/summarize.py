@@ -16,7 +16,14 @@ from langgraph.runtime import Runtime
 from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.errors import redact
-from phasegraph.nodes._common import Deps, bullet_list, context_of, dump
+from phasegraph.nodes._common import (
+    ROUND_MIN_STEPS,
+    Deps,
+    budget_left,
+    bullet_list,
+    context_of,
+    dump,
+)
 from phasegraph.progress import emit
 from phasegraph.report import statistics
 from phasegraph.state import RunStatus, State, StopReason, Summary
@@ -41,8 +48,8 @@ def stop_reason_of(state: State) -> StopReason:
     phases = state.get("phases") or []
     if phases and state.get("phase_index", 0) >= len(phases):
         return "done"
-    limits = state.get("limits")
-    if limits and state.get("step_count", 0) >= limits["max_steps"]:
+    # The routers stop before a round the budget cannot hold (a plan, a tool and its judge).
+    if state.get("limits") and budget_left(state) < ROUND_MIN_STEPS:
         return "budget"
     return "error"  # summarize was reached with no recorded reason: say so, do not guess
 
@@ -58,7 +65,13 @@ def explain_stop(state: State, reason: StopReason) -> str:
         case "budget":
             spent = state.get("step_count", 0)
             budget = limits["max_steps"] if limits else "?"
-            return f"the step budget of {budget} steps was spent ({spent} counted)"
+            left = budget_left(state)
+            if not left:
+                return f"the step budget of {budget} steps was spent ({spent} counted)"
+            return (
+                f"the step budget of {budget} steps was spent but for {left} (a round needs "
+                f"{ROUND_MIN_STEPS}: a plan, a tool and its judge)"
+            )
         case "rejected":
             return f"the person rejected the plan: {review.get('reason', 'no reason given')}"
         case _:
