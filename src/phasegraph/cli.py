@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from langchain_core.runnables import RunnableConfig
 from rich.console import Console
@@ -217,19 +217,28 @@ def postgres_url(db: str) -> str:
             f"--db {parts.scheme}://... is not a database phasegraph knows: "
             "give a SQLite file path or a postgresql:// URL"
         )
-    if parts.password:
-        register_secret(parts.password)
+    for password in url_passwords(db):
+        register_secret(password)
     return db
+
+
+def url_passwords(url: str) -> list[str]:
+    """The passwords a database URL carries (user part or ``password=``), raw and decoded."""
+    parts = urlsplit(url)
+    found = [parts.password or ""]
+    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k == "password"]
+    return sorted({p for raw in found if raw for p in (raw, unquote(raw))}, key=len, reverse=True)
 
 
 def _without_password(url: str) -> str:
     """The URL to print: its password left out (libpq reads PGPASSWORD instead)."""
     parts = urlsplit(url)
-    if not parts.password:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    netloc = f"{parts.username}@{host}" if parts.username else host
-    return urlunsplit(parts._replace(netloc=netloc))
+    netloc = parts.netloc
+    if parts.password is not None:
+        host = netloc.rsplit("@", 1)[1]
+        netloc = f"{parts.username}@{host}" if parts.username else host
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k != "password"])
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 @contextmanager
@@ -249,14 +258,16 @@ def database_errors(where: str, url: str) -> Iterator[None]:
         if not (url and _connection_failed(exc)):
             raise
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        for password in url_passwords(url):  # short ones too, which redact() leaves alone
+            first = first.replace(password, "***")
         raise UsageError(f"cannot use the database {where}: {redact(first)}") from exc
 
 
 def _connection_failed(exc: Exception) -> bool:
-    """Whether a PostgreSQL error says the server cannot be reached or the login failed."""
-    from psycopg import OperationalError
+    """Whether a PostgreSQL error is about the URL, the server or the login, not a run."""
+    from psycopg import OperationalError, ProgrammingError
 
-    return isinstance(exc, OperationalError)
+    return isinstance(exc, OperationalError | ProgrammingError)
 
 
 def _config(thread_id: str) -> RunnableConfig:

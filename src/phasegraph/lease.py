@@ -19,7 +19,7 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextvars import ContextVar
 from typing import Any, Protocol
 
@@ -256,9 +256,24 @@ async def ahold_lease(store: LeaseStore, thread_id: str) -> AsyncIterator[None]:
         yield
         return
     lease = _Lease(store, thread_id)
-    await asyncio.to_thread(lease.take)
+    taking = asyncio.ensure_future(asyncio.to_thread(lease.take))
+    try:
+        await asyncio.shield(taking)
+    except asyncio.CancelledError:
+        # The worker thread goes on and may still win the lease: give it back when it does,
+        # or nobody would, and the thread would stay busy until this process exits.
+        taking.add_done_callback(_give_back_if_taken(lease))
+        raise
     try:
         with _marked_held(thread_id):
             yield
     finally:
         await asyncio.to_thread(lease.give_back)
+
+
+def _give_back_if_taken(lease: _Lease) -> Callable[[asyncio.Future[None]], None]:
+    def done(taking: asyncio.Future[None]) -> None:
+        if not taking.cancelled() and taking.exception() is None:
+            threading.Thread(target=lease.give_back, daemon=True).start()  # I/O off the loop
+
+    return done

@@ -17,6 +17,7 @@ import contextlib
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -76,7 +77,16 @@ class PostgresDatabase:
 
         with self._lock:
             if self._conn is None or self._conn.closed:
-                self._conn = psycopg.connect(self.key, autocommit=True)
+                # Bounded waits: a server out of reach must fail a statement, not hang every
+                # caller behind this lock (lease renewals among them).
+                self._conn = psycopg.connect(
+                    self.key,
+                    autocommit=True,
+                    connect_timeout=10,
+                    keepalives=1,
+                    keepalives_idle=30,
+                    options="-c statement_timeout=60000",
+                )
             try:
                 yield self._conn
             except psycopg.OperationalError:
@@ -161,9 +171,26 @@ def sqlite_path_of(checkpointer: Any) -> str:
     return _main_file(rows)
 
 
+# Connections whose database could only be asked asynchronously (aiosqlite), as `adatabase_of`
+# found it, so that sync code of the same run (the tool journal in a node) finds it too. Keyed
+# by the connection, not the saver: under LANGGRAPH_STRICT_MSGPACK the compiled graph holds a
+# copy of the saver (with its allowlist) that shares the connection. Keyed by id, each entry
+# dropped when its connection is collected.
+_resolved: dict[int, Database] = {}
+
+
+def _remember(conn: Any, db: Database) -> None:
+    key = id(conn)
+    if key not in _resolved:
+        weakref.finalize(conn, _resolved.pop, key, None)
+    _resolved[key] = db
+
+
 def database_of(checkpointer: Any) -> Database | None:
     """The database of a SQLite or PostgreSQL checkpointer; None for any other."""
     conn = getattr(checkpointer, "conn", None)
+    if conn is not None and id(conn) in _resolved:
+        return _resolved[id(conn)]
     if conn is not None and _is_psycopg(conn):
         return postgres_database(_postgres_conninfo(conn))
     path = sqlite_path_of(checkpointer)
@@ -183,8 +210,12 @@ async def adatabase_of(checkpointer: Any) -> Database | None:
     except Exception:  # not a SQLite connection after all
         return None
     path = _main_file(rows)
+    if not path:
+        return None
     # The first use of a file writes to it (see SqliteDatabase): off the event loop.
-    return await asyncio.to_thread(sqlite_database, path) if path else None
+    db = await asyncio.to_thread(sqlite_database, path)
+    _remember(conn, db)
+    return db
 
 
 # Any constant works: it names the one lock all phasegraph processes take around schema set-up.

@@ -248,6 +248,14 @@ def test_threads_in_postgresql_with_the_password_never_shown(ws: Path, postgres_
     assert bad.stderr.startswith(f"error: cannot use the database {shown_url}:")
     assert "password authentication failed" in bad.stderr
     assert "wrong-password" not in bad.stderr
+    # a password given as a query parameter is left out of what is printed too
+    in_query = f"{shown_url}?password={password}"
+    missing = cli("resume", "nope", "--approve", "--db", in_query, cwd=ws)
+    assert missing.returncode == 2 and f"unknown thread 'nope' in {shown_url}\n" in missing.stderr
+    # a URL libpq cannot read is one line too, and its short password is masked
+    malformed = cli("threads", "--db", "postgresql://u:pw%zz@127.0.0.1:1/db", cwd=ws)
+    assert malformed.returncode == 2 and "pw%zz" not in malformed.stderr
+    assert malformed.stderr.startswith("error: cannot use the database postgresql://u@127.0.0.1")
     unknown = cli("threads", "--db", "mysql://localhost/x", cwd=ws)
     assert unknown.returncode == 2 and "give a SQLite file path or a postgresql:// URL" in (
         unknown.stderr

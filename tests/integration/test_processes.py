@@ -173,6 +173,10 @@ def test_fifty_threads_at_once_in_one_process(tmp_path: Path, database: str) -> 
         (50,)
     ]
     assert proc.query("SELECT count(*) FROM phasegraph_leases") == [(0,)]
+    # async runs journal their tool calls in the database too: 2 phases x 2 tasks a thread
+    assert proc.query("SELECT count(*) FROM phasegraph_tool_journal WHERE state = 'finished'") == [
+        (200,)
+    ]
 
 
 def test_fifty_threads_from_four_processes_on_one_database(tmp_path: Path, database: str) -> None:

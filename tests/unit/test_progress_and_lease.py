@@ -237,3 +237,30 @@ def test_async_runs_hold_and_release_the_lease(tools) -> None:
     assert out["status"] == "completed"
     with graph.lease(config):  # released: taking it again does not raise ThreadBusyError
         pass
+
+
+def test_an_async_lease_given_up_while_waiting_is_given_back(tmp_path: Path) -> None:
+    import asyncio
+
+    from phasegraph.lease import ahold_lease
+
+    db = tmp_path / "leases.sqlite"
+    store = TableLeaseStore(sqlite_database(str(db)))
+    blocker = sqlite3.connect(db, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # another writer: taking the lease has to wait
+
+    async def enter() -> None:
+        async with ahold_lease(store, "t"):
+            raise AssertionError("the body must not run: the caller gave up")
+
+    async def main() -> None:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(enter(), timeout=0.3)
+        blocker.execute("ROLLBACK")  # the waiting worker thread now takes the lease ...
+        await asyncio.sleep(1.0)  # (it needs milliseconds) ... and must give it back itself
+        rows = sqlite3.connect(db).execute("SELECT count(*) FROM phasegraph_leases")
+        assert rows.fetchone()[0] == 0
+        assert not any(t.name == "lease-t" and t.is_alive() for t in threading.enumerate())
+
+    asyncio.run(main())
+    store.acquire("t", "next-runner")  # free for the next runner
