@@ -19,8 +19,9 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextvars import ContextVar
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from phasegraph.errors import ThreadBusyError
@@ -30,7 +31,9 @@ LEASE_TTL_S = 30.0
 _HOST = socket.gethostname()
 
 # Threads whose lease the current context already holds (resume -> invoke must not deadlock).
-_held: ContextVar[frozenset[str]] = ContextVar("phasegraph_held_leases", default=frozenset())
+_held: ContextVar[Mapping[str, Lease]] = ContextVar(
+    "phasegraph_held_leases", default=MappingProxyType({})
+)
 
 
 class LeaseStore(Protocol):
@@ -39,8 +42,8 @@ class LeaseStore(Protocol):
     def acquire(self, thread_id: str, owner: str) -> None:
         """Take the lease or raise `ThreadBusyError`."""
 
-    def renew(self, thread_id: str, owner: str) -> None:
-        """Extend a lease this owner holds."""
+    def renew(self, thread_id: str, owner: str) -> bool:
+        """Extend a lease this owner holds; False if it holds it no longer."""
 
     def release(self, thread_id: str, owner: str) -> None:
         """Give a lease up."""
@@ -69,8 +72,9 @@ class LocalLeaseStore:
                 raise _busy(thread_id, f"pid {os.getpid()}")
             self._owners[thread_id] = owner
 
-    def renew(self, thread_id: str, owner: str) -> None:
+    def renew(self, thread_id: str, owner: str) -> bool:
         """Nothing to renew: the lease lives as long as the process."""
+        return True
 
     def release(self, thread_id: str, owner: str) -> None:
         """Give a lease up."""
@@ -133,12 +137,14 @@ class TableLeaseStore:
                 return
         raise _busy(thread_id, "another runner")
 
-    def renew(self, thread_id: str, owner: str) -> None:
-        """Extend a lease this owner holds."""
-        self.db.execute(
-            "UPDATE phasegraph_leases SET expires_at = ? WHERE thread_id = ? AND owner = ?",
+    def renew(self, thread_id: str, owner: str) -> bool:
+        """Extend a lease this owner holds; False if another runner has taken it over."""
+        kept = self.db.execute(
+            "UPDATE phasegraph_leases SET expires_at = ? WHERE thread_id = ? AND owner = ? "
+            "RETURNING owner",
             (time.time() + self.ttl_s, thread_id, owner),
         )
+        return bool(kept)
 
     def release(self, thread_id: str, owner: str) -> None:
         """Give a lease up."""
@@ -196,66 +202,91 @@ async def alease_store_for(checkpointer: Any) -> LeaseStore:
     return await asyncio.to_thread(_table_store, db)  # may create the table: I/O off the loop
 
 
-class _Lease:
-    """One holding of a thread's lease, with a thread that renews it until it is given back."""
+class Lease:
+    """One holding of a thread's lease, with a thread that renews it until it is given back.
+
+    A holder stalled past the lease's lifetime (a suspended machine, a partition from the
+    PostgreSQL server) can find it taken over by another runner: the renewal then says so, and
+    `check` stops this run before it advances the thread again.
+    """
 
     def __init__(self, store: LeaseStore, thread_id: str) -> None:
+        """A lease of ``thread_id`` in ``store``, not taken yet."""
         self.store = store
         self.thread_id = thread_id
         self.owner = f"{_HOST}:{os.getpid()}:{uuid.uuid4().hex}"
         self.stop = threading.Event()
+        self.lost = False
+        self.interval = float(getattr(store, "ttl_s", LEASE_TTL_S)) / 3
+
+    def check(self) -> None:
+        """Raise `ThreadBusyError` if another runner has taken the lease over."""
+        if self.lost:
+            raise ThreadBusyError(
+                f"thread {self.thread_id!r} was taken over by another runner while this one "
+                "stalled past its lease; this run stopped before advancing it again"
+            )
 
     def take(self) -> None:
+        """Acquire the lease and start renewing it."""
         self.store.acquire(self.thread_id, self.owner)
         threading.Thread(target=self._renew, name=f"lease-{self.thread_id}", daemon=True).start()
 
     def _renew(self) -> None:
-        while not self.stop.wait(LEASE_TTL_S / 3):
-            with contextlib.suppress(Exception):  # the next renewal tries again
-                self.store.renew(self.thread_id, self.owner)
+        while not self.stop.wait(self.interval):
+            try:
+                held = self.store.renew(self.thread_id, self.owner)
+            except Exception:  # the database did not answer: the next renewal tries again
+                continue
+            if not held:
+                self.lost = True
+                return
 
     def give_back(self) -> None:
+        """Stop renewing and release the lease."""
         self.stop.set()
         self.store.release(self.thread_id, self.owner)
 
 
 @contextlib.contextmanager
-def _marked_held(thread_id: str) -> Iterator[None]:
+def _marked_held(lease: Lease) -> Iterator[Lease]:
     # set() rather than a reset token: an async generator may be closed in another context.
     previous = _held.get()
-    _held.set(previous | {thread_id})
+    _held.set({**previous, lease.thread_id: lease})
     try:
-        yield
+        yield lease
     finally:
         _held.set(previous)
 
 
 @contextlib.contextmanager
-def hold_lease(store: LeaseStore, thread_id: str) -> Iterator[None]:
-    """Hold the thread's lease for the block, renewing it in the background."""
-    if thread_id in _held.get():
-        yield
+def hold_lease(store: LeaseStore, thread_id: str) -> Iterator[Lease]:
+    """Hold the thread's lease for the block (the one already held, inside another block)."""
+    held = _held.get().get(thread_id)
+    if held is not None:
+        yield held
         return
-    lease = _Lease(store, thread_id)
+    lease = Lease(store, thread_id)
     lease.take()
     try:
-        with _marked_held(thread_id):
-            yield
+        with _marked_held(lease):
+            yield lease
     finally:
         lease.give_back()
 
 
 @contextlib.asynccontextmanager
-async def ahold_lease(store: LeaseStore, thread_id: str) -> AsyncIterator[None]:
+async def ahold_lease(store: LeaseStore, thread_id: str) -> AsyncIterator[Lease]:
     """`hold_lease` for asyncio: the lease is taken and given back off the event loop.
 
     On the loop, a lease write waiting for SQLite's write lock would block the async saver
     whose open transaction holds that lock and needs the loop to commit: a deadlock.
     """
-    if thread_id in _held.get():
-        yield
+    held = _held.get().get(thread_id)
+    if held is not None:
+        yield held
         return
-    lease = _Lease(store, thread_id)
+    lease = Lease(store, thread_id)
     taking = asyncio.ensure_future(asyncio.to_thread(lease.take))
     try:
         await asyncio.shield(taking)
@@ -265,13 +296,13 @@ async def ahold_lease(store: LeaseStore, thread_id: str) -> AsyncIterator[None]:
         taking.add_done_callback(_give_back_if_taken(lease))
         raise
     try:
-        with _marked_held(thread_id):
-            yield
+        with _marked_held(lease):
+            yield lease
     finally:
         await asyncio.to_thread(lease.give_back)
 
 
-def _give_back_if_taken(lease: _Lease) -> Callable[[asyncio.Future[None]], None]:
+def _give_back_if_taken(lease: Lease) -> Callable[[asyncio.Future[None]], None]:
     def done(taking: asyncio.Future[None]) -> None:
         if not taking.cancelled() and taking.exception() is None:
             threading.Thread(target=lease.give_back, daemon=True).start()  # I/O off the loop

@@ -264,3 +264,35 @@ def test_an_async_lease_given_up_while_waiting_is_given_back(tmp_path: Path) -> 
 
     asyncio.run(main())
     store.acquire("t", "next-runner")  # free for the next runner
+
+
+def test_a_run_whose_lease_was_taken_over_stops_before_advancing_the_thread(
+    tmp_path: Path,
+) -> None:
+    from phasegraph import lease as lease_module
+
+    db = tmp_path / "threads.sqlite"
+    # a lease renewed every 0.1 s, so that a lost one shows within the test
+    lease_module._table_stores[str(db)] = TableLeaseStore(sqlite_database(str(db)), ttl_s=0.3)
+
+    @tool
+    def stall() -> str:
+        """Stall past the lease, while another runner takes the thread over."""
+        with sqlite3.connect(db) as conn:
+            conn.execute("UPDATE phasegraph_leases SET owner = 'another-machine'")
+        time.sleep(0.5)
+        return "done"
+
+    script = make_script(
+        phase_planner=[phases("p1")], plan_tool_call=[round_plan(("t1", "stall", {}))]
+    )
+    model = ScriptedChatModel(script=script)
+    with SqliteSaver.from_conn_string(str(db)) as saver:
+        graph = build_graph(model=model, tools=[stall], checkpointer=saver)
+        with pytest.raises(ThreadBusyError, match="taken over by another runner"):
+            graph.invoke({"request": "go"}, {"configurable": {"thread_id": "t"}})
+    assert model.calls_of("judge_tasks") == []  # it stopped before judging the round
+    with sqlite3.connect(db) as conn:  # and left the new holder's lease alone
+        assert conn.execute("SELECT owner FROM phasegraph_leases").fetchall() == [
+            ("another-machine",)
+        ]

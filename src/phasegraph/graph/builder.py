@@ -29,7 +29,7 @@ from langgraph.types import Command
 from phasegraph.context import MAX_STEPS_LIMIT, Context
 from phasegraph.errors import ThreadPausedError, ThreadStateError, redact
 from phasegraph.integrity import achecked_state, checked_state
-from phasegraph.lease import ahold_lease, alease_store_for, hold_lease, lease_store_for
+from phasegraph.lease import Lease, ahold_lease, alease_store_for, hold_lease, lease_store_for
 from phasegraph.nodes import (
     analyse,
     execute,
@@ -130,14 +130,14 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
         return cast(RunnableConfig, merged)
 
     @contextlib.contextmanager
-    def lease(self, config: RunnableConfig | None) -> Iterator[None]:
+    def lease(self, config: RunnableConfig | None) -> Iterator[Lease | None]:
         """Hold the thread's lease for the block; `ThreadBusyError` if another runner has it."""
         thread_id = self._guard_target(config)
         if thread_id is None:
-            yield
+            yield None
             return
-        with hold_lease(lease_store_for(self.checkpointer), thread_id):
-            yield
+        with hold_lease(lease_store_for(self.checkpointer), thread_id) as lease:
+            yield lease
 
     def stream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
@@ -145,14 +145,17 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
         """LangGraph's stream, run under the thread's lease; new input only for new threads."""
         starts = self._check_input(input)
         config = self._with_step_limit(config, kwargs.get("context"))
-        with self.lease(config):
+        with self.lease(config) as lease:
             thread_id = self._guard_target(config)
             if thread_id and "checkpoint_id" not in (config or {}).get("configurable", {}):
                 snapshot = checked_state(self, config)  # a refused value: nothing runs
                 if starts:
                     self._refuse_new_input(snapshot.values, snapshot.next, thread_id)
             try:
-                yield from super().stream(input, config, **kwargs)
+                for chunk in super().stream(input, config, **kwargs):
+                    if lease is not None:
+                        lease.check()  # taken over while this run stalled: stop here
+                    yield chunk
             finally:
                 self._index_thread(config, kwargs.get("context"))
 
@@ -186,13 +189,14 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
                 yield chunk
             return
         store = await alease_store_for(self.checkpointer)
-        async with ahold_lease(store, thread_id):
+        async with ahold_lease(store, thread_id) as lease:
             if "checkpoint_id" not in (config or {}).get("configurable", {}):
                 snapshot = await achecked_state(self, config)
                 if starts:
                     self._refuse_new_input(snapshot.values, snapshot.next, thread_id)
             try:
                 async for chunk in super().astream(input, config, **kwargs):
+                    lease.check()
                     yield chunk
             finally:
                 await self._aindex_thread(config, kwargs.get("context"))
