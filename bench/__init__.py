@@ -1,0 +1,1 @@
+"""Benchmarks of phasegraph: `python -m bench` (see bench/run.py)."""

@@ -1,0 +1,32 @@
+"""The benchmark runner runs (`python -m bench --quick`): figures are printed, never asserted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).parents[2]
+
+
+def test_the_quick_benchmark_runs_and_writes_its_figures(tmp_path: Path) -> None:
+    out = tmp_path / "figures.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "checkpoint bytes, x per doubling of steps" in done.stdout
+    figures = json.loads(out.read_text())
+    # each growth run really spent its steps (a run that ended early would measure nothing)
+    assert [r["steps"] for r in figures["checkpoint_growth"]["rows"]][-1] >= 98
+    assert figures["many_threads"]["threads"] == 1002
+    assert figures["parallel_round"]["tasks"] == 8
