@@ -19,7 +19,7 @@ import time
 import weakref
 from typing import Any, Protocol
 
-from phasegraph.storage import Database, create_tables, database_of
+from phasegraph.storage import Database, create_tables, database_of, per_database
 
 
 class ToolJournal(Protocol):
@@ -111,18 +111,15 @@ class TableJournal:
 # A process journal lives exactly as long as its checkpointer: keyed by the object itself, never
 # by id(), which a new checkpointer may reuse after the old one is gone.
 _memory_journals: weakref.WeakKeyDictionary[Any, MemoryJournal] = weakref.WeakKeyDictionary()
-_table_journals: dict[str, TableJournal] = {}
 _lock = threading.Lock()
 
 
 def journal_for(checkpointer: Any) -> ToolJournal:
     """The journal that fits a checkpointer: its database, else one in this process."""
     db = database_of(checkpointer)
+    if db is not None:
+        return per_database(db, TableJournal)
     with _lock:
-        if db is not None:
-            if db.key not in _table_journals:
-                _table_journals[db.key] = TableJournal(db)
-            return _table_journals[db.key]
         if checkpointer is None:
             return MemoryJournal()  # no checkpointer: nothing to resume, nothing to share
         try:

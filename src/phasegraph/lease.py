@@ -25,7 +25,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from phasegraph.errors import ThreadBusyError
-from phasegraph.storage import Database, adatabase_of, create_tables, database_of
+from phasegraph.storage import Database, adatabase_of, create_tables, database_of, per_database
 
 LEASE_TTL_S = 30.0
 _HOST = socket.gethostname()
@@ -98,10 +98,10 @@ class TableLeaseStore:
     machines sharing a PostgreSQL server, can never both win.
     """
 
-    def __init__(self, db: Database, ttl_s: float = LEASE_TTL_S) -> None:
-        """Use the database ``db``; create the table on first use."""
+    def __init__(self, db: Database, ttl_s: float | None = None) -> None:
+        """Use the database ``db``; create the table on first use. ``ttl_s``: LEASE_TTL_S."""
         self.db = db
-        self.ttl_s = ttl_s
+        self.ttl_s = LEASE_TTL_S if ttl_s is None else ttl_s
         create_tables(db, _LEASE_TABLE)
 
     def _take(self, thread_id: str, owner: str, *, over: str | None = None) -> bool:
@@ -168,7 +168,6 @@ def _stale(host: str, pid: int, expires_at: float) -> bool:
 
 
 _local_stores: weakref.WeakKeyDictionary[Any, LocalLeaseStore] = weakref.WeakKeyDictionary()
-_table_stores: dict[str, TableLeaseStore] = {}
 _stores_lock = threading.Lock()
 
 
@@ -182,10 +181,7 @@ def _local_store(checkpointer: Any) -> LeaseStore:
 
 
 def _table_store(db: Database) -> LeaseStore:
-    with _stores_lock:
-        if db.key not in _table_stores:
-            _table_stores[db.key] = TableLeaseStore(db)
-        return _table_stores[db.key]
+    return per_database(db, TableLeaseStore)
 
 
 def lease_store_for(checkpointer: Any) -> LeaseStore:

@@ -18,11 +18,12 @@ import sqlite3
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, cast
 
 Row = tuple[Any, ...]
+T = TypeVar("T")
 
 
 class Database(Protocol):
@@ -128,6 +129,19 @@ def _shared(key: str, make: type[SqliteDatabase] | type[PostgresDatabase]) -> Da
         if key not in _databases:
             _databases[key] = make(key)
         return _databases[key]
+
+
+_per_database: dict[tuple[Callable[[Database], Any], str], Any] = {}
+_per_database_lock = threading.Lock()
+
+
+def per_database(db: Database, make: Callable[[Database], T]) -> T:
+    """The one ``make(db)`` of this process: a table's accessor, its table set up once."""
+    with _per_database_lock:
+        key = (make, db.key)
+        if key not in _per_database:
+            _per_database[key] = make(db)
+        return cast(T, _per_database[key])
 
 
 def sqlite_database(path: str) -> Database:

@@ -9,13 +9,12 @@ written by other code) from its checkpoints, once.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from phasegraph.storage import Database, create_tables
+from phasegraph.storage import Database, create_tables, per_database
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS phasegraph_threads ("
@@ -112,13 +111,8 @@ class ThreadIndex:
 
 
 _COLUMNS = "thread_id, status, request, steps, model, workspace, created_at, updated_at"
-_indexes: dict[str, ThreadIndex] = {}
-_indexes_lock = threading.Lock()
 
 
 def index_for(db: Database) -> ThreadIndex:
     """The index of the database ``db``, made once per process."""
-    with _indexes_lock:
-        if db.key not in _indexes:
-            _indexes[db.key] = ThreadIndex(db)
-        return _indexes[db.key]
+    return per_database(db, ThreadIndex)

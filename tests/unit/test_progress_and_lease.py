@@ -267,13 +267,13 @@ def test_an_async_lease_given_up_while_waiting_is_given_back(tmp_path: Path) -> 
 
 
 def test_a_run_whose_lease_was_taken_over_stops_before_advancing_the_thread(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from phasegraph import lease as lease_module
 
     db = tmp_path / "threads.sqlite"
     # a lease renewed every 0.1 s, so that a lost one shows within the test
-    lease_module._table_stores[str(db)] = TableLeaseStore(sqlite_database(str(db)), ttl_s=0.3)
+    monkeypatch.setattr(lease_module, "LEASE_TTL_S", 0.3)
 
     @tool
     def stall() -> str:
