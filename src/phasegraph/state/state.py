@@ -7,12 +7,20 @@ pydantic schema (see ``schemas.py``); records made by code have TypedDicts here.
 
 Counters that several writers may bump in one step use an ``operator.add`` reducer, so nodes
 return what they spent, not a new total.
+
+The run's history (rounds, phase outcomes, reflections, refusals, clarifications) only ever
+grows. A plain reducer channel would store the whole list again in every checkpoint, so a
+thread's database would grow with the square of its steps; these lists are `DeltaChannel`s
+(`history()`), whose checkpoints keep only what each step appended plus a periodic snapshot.
 """
 
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal, TypedDict
+
+from langgraph.channels import DeltaChannel
 
 RunStatus = Literal[
     "running", "awaiting_review", "completed", "budget_exhausted", "rejected", "failed"
@@ -154,6 +162,27 @@ class RunError(TypedDict):
     """Exception message, secrets never included."""
 
 
+def _append_all(current: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
+    """Reducer of a history list: each write appends its items, in order.
+
+    Folding in batches gives the same list as folding one write at a time, which is what a
+    `DeltaChannel` needs to rebuild the value from the writes since its last snapshot.
+    """
+    merged = list(current)
+    for items in writes:
+        merged.extend(items)
+    return merged
+
+
+# Rebuilding a history replays at most this many appends since the last full snapshot.
+HISTORY_SNAPSHOT_EVERY = 100
+
+
+def history() -> DeltaChannel[list[Any]]:
+    """A channel for an append-only list whose checkpoints grow linearly, not quadratically."""
+    return DeltaChannel(_append_all, list, snapshot_frequency=HISTORY_SNAPSHOT_EVERY)
+
+
 class InputState(TypedDict):
     """What a caller gives to start a run."""
 
@@ -176,7 +205,7 @@ class State(TypedDict, total=False):
     """The exception that stopped the run, if one did."""
     structured_request: dict[str, Any] | None
     """The dumped `StructuredRequest`."""
-    clarifications: Annotated[list[dict[str, str]], operator.add]
+    clarifications: Annotated[list[dict[str, str]], history()]
     """Questions asked of the person and their answers, in order."""
     phases: list[dict[str, Any]]
     """The phase list (dumped `Phase`s); replans replace the part from `phase_index` on."""
@@ -202,9 +231,9 @@ class State(TypedDict, total=False):
     """A person's allow / deny for justified tool requests, by journal key."""
     judgement: dict[str, Any] | None
     """The latest normalised `Judgement`."""
-    rounds: Annotated[list[RoundRecord], operator.add]
+    rounds: Annotated[list[RoundRecord], history()]
     """Every finished round."""
-    phase_outcomes: Annotated[list[PhaseOutcome], operator.add]
+    phase_outcomes: Annotated[list[PhaseOutcome], history()]
     """How each finished phase ended."""
     step_count: Annotated[int, operator.add]
     """Steps spent against `limits.max_steps` (SPEC section 3)."""
@@ -222,9 +251,9 @@ class State(TypedDict, total=False):
     """Why the next replan happens."""
     reflection_note: str | None
     """Guidance from the last reflection, carried by the next replan and plan prompts."""
-    reflections: Annotated[list[Reflection], operator.add]
+    reflections: Annotated[list[Reflection], history()]
     """Every reflection trigger that fired."""
-    tool_violations: Annotated[list[ToolViolation], operator.add]
+    tool_violations: Annotated[list[ToolViolation], history()]
     """Every task refused by the tool constraints."""
     pending_review: dict[str, Any] | None
     """What the person is asked while the run is paused (kind and payload), else None."""
