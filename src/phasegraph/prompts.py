@@ -42,13 +42,18 @@ PLAN_USER = """Goal of the whole work: {core_goal}
 Requirements: {requirements}
 Constraints: {constraints}
 
-Current phase {phase_number} of {phase_total}: {phase_name} (id {phase_id})
+{earlier}Current phase {phase_number} of {phase_total}: {phase_name} (id {phase_id})
 Phase goal: {phase_goal}
 Round {round} of at most {round_limit}.
 
 Tools you may use:
 {tools}
 {history}{reflection}"""
+
+EARLIER_PHASES = """Phases finished before this one:
+{phases}
+
+"""
 
 HISTORY = """
 What earlier rounds of this phase found:

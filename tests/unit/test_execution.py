@@ -15,6 +15,7 @@ from phasegraph.nodes.plan import render_history, tokens
 
 from scripts import (
     ANALYSIS,
+    distinct_plans,
     judgement,
     make_script,
     phase,
@@ -322,3 +323,20 @@ def test_judge_prompt_fits_the_budget_with_eight_large_outputs(tools) -> None:
     assert judge_prompt.count("output truncated") == 16  # 8 outputs and 8 long arguments
     # the state keeps the longer output (max_output_chars), the prompt only its start
     assert len(out["rounds"][0]["results"][0]["output"]) == 20_000
+
+
+def test_a_new_phase_plans_with_what_the_earlier_phases_found(run) -> None:
+    found = judgement()
+    found["user_summary"] = "The key for the next phase is K-4711."
+    script = make_script(
+        phase_planner=[phases("p1", "p2", "p3", "p4", "p5")],
+        judge_tasks=[found, judgement(), judgement(), judgement(), judgement()],
+        plan_tool_call=[distinct_plans()],
+    )
+    out, _, model = run(script)
+    assert out["status"] == "completed"
+    prompts_ = [m[-1].content for m in model.calls_of("plan_tool_call")]
+    assert "K-4711" not in prompts_[0]
+    assert "Phases finished before this one:\n- phase p1 (completed): The key" in prompts_[1]
+    # only the latest few phases are named: the prompt does not grow with the phases done
+    assert "K-4711" not in prompts_[4] and "(1 earlier phases not shown)" in prompts_[4]

@@ -2,7 +2,8 @@
 
 The prompt is built from the structured request and the phase's rounds within a token budget
 (SPEC section 7): the latest two rounds in full, a few older ones by their judge summaries, the
-rest as one line; tool outputs are cut until the history fits.
+rest as one line; tool outputs are cut until the history fits. The last few finished phases
+appear by their outcome, so what they found reaches the next phase's first plan.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from phasegraph.nodes._common import (
     tokens,
 )
 from phasegraph.progress import emit
-from phasegraph.state import RoundPlan, RoundRecord, State
+from phasegraph.state import PhaseOutcome, RoundPlan, RoundRecord, State
 from phasegraph.structured import call_structured
 from phasegraph.tools import describe_tools
 from phasegraph.tools.base import truncate
@@ -85,6 +86,30 @@ def render_history(rounds: Sequence[RoundRecord], budget_tokens: int) -> str:
     return fit_to_budget(render, budget_tokens)
 
 
+# Finished phases a plan prompt names with their outcome; older ones are only counted.
+EARLIER_PHASES_SHOWN = 3
+PHASE_SUMMARY_CHARS = 400
+
+
+def render_earlier_phases(outcomes: Sequence[PhaseOutcome]) -> str:
+    """What the phases before this one found, so a new phase does not start blind.
+
+    A phase's own rounds leave its window when the next phase starts; the judge's last summary
+    of each finished phase is what carries their findings forward, within a fixed size.
+    """
+    if not outcomes:
+        return ""
+    shown = list(outcomes[-EARLIER_PHASES_SHOWN:])
+    lines = []
+    if len(outcomes) > len(shown):
+        lines.append(f"({len(outcomes) - len(shown)} earlier phases not shown)")
+    for outcome in shown:
+        how = "completed" if outcome["completed"] else f"ended: {outcome['ended_by']}"
+        summary = truncate(outcome["summary"], PHASE_SUMMARY_CHARS)
+        lines.append(f"- {outcome['name']} ({how}): {summary}")
+    return prompts.EARLIER_PHASES.format(phases="\n".join(lines))
+
+
 def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     """Ask `plan_tool_call` for the next round of the current phase."""
     if budget_spent(state):  # routers check first; this keeps the node safe on its own
@@ -100,6 +125,7 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         "core_goal": request.get("core_goal", ""),
         "requirements": dump(request.get("requirements", [])),
         "constraints": dump(request.get("constraints", [])),
+        "earlier": render_earlier_phases(state.get("phase_outcomes", [])),
         "phase_number": state["phase_index"] + 1,
         "phase_total": len(state["phases"]),
         "phase_name": phase["name"],
