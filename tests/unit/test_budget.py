@@ -74,7 +74,12 @@ def test_replan_is_counted(run) -> None:
     # phase_plan 1 + round (3) + replan 1 + round (3)
     assert out["step_count"] == 8
     assert out["replan_count"] == 1
-    assert [p["id"] for p in out["phases"]] == ["p2"]
+    # the replaced phase ran a round: it stays in the plan, ended by the replan
+    assert [p["id"] for p in out["phases"]] == ["p1", "p2"]
+    assert [(o["phase_id"], o["ended_by"]) for o in out["phase_outcomes"]] == [
+        ("p1", "replanned"),
+        ("p2", "completed"),
+    ]
     assert "wrong way" in model.calls_of("replanner")[0][-1].content
 
 

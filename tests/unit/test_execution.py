@@ -12,6 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
 from phasegraph.nodes.plan import render_history, tokens
+from phasegraph.report import build_report
 
 from scripts import (
     ANALYSIS,
@@ -340,3 +341,24 @@ def test_a_new_phase_plans_with_what_the_earlier_phases_found(run) -> None:
     assert "Phases finished before this one:\n- phase p1 (completed): The key" in prompts_[1]
     # only the latest few phases are named: the prompt does not grow with the phases done
     assert "K-4711" not in prompts_[4] and "(1 earlier phases not shown)" in prompts_[4]
+
+
+def test_a_replan_keeps_what_the_replaced_phase_found(run) -> None:
+    found = judgement("replan", completed=False, rate=0.4)
+    found["user_summary"] = "Half done; the key found so far is K-99."
+    script = make_script(
+        phase_planner=[phases("p1", rounds=3)],
+        judge_tasks=[found, judgement()],
+        replanner=[{"status": "replanned", "phases": [phase("p2")]}],
+    )
+    out, _, model = run(script)
+    assert out["status"] == "completed"
+    replan_prompt = model.calls_of("replanner")[0][-1].content
+    second_plan = model.calls_of("plan_tool_call")[1][-1].content
+    assert "K-99" in replan_prompt
+    assert "- phase p1 (ended: replanned): Half done; the key found so far is K-99." in second_plan
+    report = build_report("t1", out)
+    assert [(p["id"], p["ended_by"], len(p["rounds"])) for p in report["phases"]] == [
+        ("p1", "replanned", 1),
+        ("p2", "completed", 1),
+    ]

@@ -144,9 +144,9 @@ def test_replan_review_edit(tools) -> None:
     out = resume(graph, CONFIG, {"action": "approve"}, context=context)
     assert out["pending_review"]["kind"] == "replan_review"
     assert [p["id"] for p in out["pending_review"]["phases"]] == ["p3"]
-    # the finished phase p1 stays; the edit replaces the remaining part
+    # the finished p1 and the replaced p2 (it ran a round) stay; the edit replaces the rest
     out = resume(graph, CONFIG, {"action": "edit", "phases": [phase("p4")]}, context=context)
-    assert [p["id"] for p in out["phases"]] == ["p1", "p4"]
+    assert [p["id"] for p in out["phases"]] == ["p1", "p2", "p4"]
     assert out["status"] == "completed"
 
 

@@ -41,14 +41,34 @@ def render_outcomes(outcomes: list[PhaseOutcome]) -> str:
     return "\n".join(lines)
 
 
+def interrupted_outcome(state: State) -> PhaseOutcome | None:
+    """How the current phase ends when a replan replaces it after it ran rounds, else None."""
+    if not state.get("phase_round") or state["phase_index"] >= len(state["phases"]):
+        return None
+    phase = state["phases"][state["phase_index"]]
+    judgement = state.get("judgement") or {}
+    return {
+        "phase_id": phase["id"],
+        "name": phase["name"],
+        "completed": False,
+        "ended_by": "replanned",
+        "completion_rate": float(judgement.get("phase_completion_rate", 0.0)),
+        "rounds": int(state["phase_round"]),
+        "summary": str(judgement.get("user_summary", "")),
+    }
+
+
 def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     """Ask `replanner` to replace the phases from the current one on, or to finish."""
     if budget_spent(state):  # routers check first; this keeps the node safe on its own
         return {"stop_reason": "budget"}
     context = context_of(runtime)
     index = state["phase_index"]
-    done_phases = state["phases"][:index]
     judgement = state.get("judgement") or {}
+    interrupted = interrupted_outcome(state)
+    # A phase that already ran rounds stays in the plan as ended, so its rounds keep their
+    # phase in reports and its findings reach later prompts; new phases come after it.
+    kept = state["phases"][: index + 1 if interrupted else index]
     reason = (
         state.get("replan_reason")
         or state.get("reflection_note")
@@ -79,7 +99,7 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
         retries=retries_within_budget(state, context.max_parse_retries),
         validation_context={
             "max_phases": context.max_phases,
-            "done_phase_ids": [p["id"] for p in done_phases],
+            "done_phase_ids": [p["id"] for p in state["phases"][:index]],
         },
     )
     update: dict[str, Any] = call.counters(counted=True)
@@ -88,12 +108,21 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
         emit(runtime, "stage_failed", node="replan", reason=call.failure)
         return update | stage_failure("replan", call, state)
     update |= {"replan_reason": None, "review_feedback": None}
+    if interrupted:
+        update |= {"phase_outcomes": [interrupted], "phase_index": len(kept)}
     if call.value.status == "done":
         emit(runtime, "replanned", status="done")
         return update | {"final_response": call.value.response, "stop_reason": "done"}
     phases = [p.model_dump() for p in call.value.phases]
+    if interrupted:
+        # A revised version of the interrupted phase often comes back under its id; the id
+        # must name one phase only (reports group rounds by it), so the new one is renamed.
+        for p in phases:
+            if p["id"] == interrupted["phase_id"]:
+                p["id"] = f"{p['id']}-r{update['replan_count']}"
     update |= {
-        "phases": done_phases + phases,
+        "phases": kept + phases,
+        "phase_index": len(kept),
         "phase_round": 0,
         "phase_window_seq": state.get("round_seq", 0),
         "current_plan": None,

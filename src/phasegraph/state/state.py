@@ -116,7 +116,7 @@ class PhaseOutcome(TypedDict):
     completed: bool
     """Whether the judge declared the goal met."""
     ended_by: str
-    """completed, end_phase, round_limit, replan_cap or consecutive_failures."""
+    """completed, end_phase, round_limit, replan_cap, consecutive_failures or replanned."""
     completion_rate: float
     """Last phase_completion_rate the judge gave."""
     rounds: int
