@@ -107,7 +107,7 @@ How the run ended: {stop}
 Phases:
 {phases}
 
-Recent rounds:
+Rounds, by their judges' summaries:
 {rounds}
 {response}
 Statistics: {stats}"""

@@ -8,6 +8,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph
+from phasegraph.nodes._common import tokens
 
 from scripts import (
     CONTINUE,
@@ -259,3 +260,39 @@ def test_a_completion_rate_given_as_a_percentage_is_read_as_a_fraction() -> None
     )
     with pytest.raises(ValueError, match="less than or equal to 1"):
         Judgement.model_validate({**judgement(), "phase_completion_rate": 250})
+
+
+def _numbered_judgements() -> Any:
+    count = {"n": 0}
+
+    def item(_messages: Any) -> dict[str, Any]:
+        count["n"] += 1
+        ends = count["n"] % 2 == 0  # two rounds per phase
+        found = judgement(
+            "end_phase" if ends else "continue_phase", completed=ends, rate=1.0 if ends else 0.5
+        )
+        found["user_summary"] = f"Round found fact F{count['n']:02d}. " + "detail " * 25
+        return found
+
+    return item
+
+
+@pytest.mark.parametrize("budget", [3000, 800])
+def test_summary_prompt_names_every_round_the_budget_holds(run, budget: int) -> None:
+    script = make_script(
+        phase_planner=[phases("p1", "p2", "p3", "p4", "p5", rounds=2)],
+        plan_tool_call=[distinct_plans()],
+        judge_tasks=[_numbered_judgements()],
+    )
+    out, _, model = run(script, max_steps=200, prompt_token_budget=budget)
+    rounds = len(out["rounds"])
+    assert rounds >= 10
+    prompt = model.calls_of("summarizer")[0][-1].content
+    section = prompt.split("Rounds, by their judges' summaries:")[1].split("Statistics:")[0]
+    shown = [n for n in range(1, rounds + 1) if f"F{n:02d}" in section]
+    if budget == 3000:  # room for all: the report can name what every round found
+        assert shown == list(range(1, rounds + 1))
+    else:  # the newest kept, the oldest dropped, and the prompt stays in its budget
+        assert shown == list(range(rounds - len(shown) + 1, rounds + 1)) and len(shown) < rounds
+        assert f"({rounds - len(shown)} earlier rounds not shown)" in section
+        assert tokens(section) <= budget

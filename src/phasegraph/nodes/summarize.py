@@ -23,10 +23,11 @@ from phasegraph.nodes._common import (
     bullet_list,
     context_of,
     dump,
+    tokens,
 )
 from phasegraph.progress import emit
 from phasegraph.report import statistics
-from phasegraph.state import RunStatus, State, StopReason, Summary
+from phasegraph.state import RoundRecord, RunStatus, State, StopReason, Summary
 from phasegraph.structured import call_structured
 
 STATUS_BY_STOP: dict[str, RunStatus] = {
@@ -37,7 +38,25 @@ STATUS_BY_STOP: dict[str, RunStatus] = {
     "stage_failed": "failed",
 }
 
-RECENT_ROUNDS = 4
+
+def render_rounds(rounds: list[RoundRecord], budget_tokens: int) -> list[str]:
+    """Every round by its judge summary, newest kept first, within ``budget_tokens``.
+
+    The judges' summaries are what the run found; the report should be able to name all of it,
+    so rounds are dropped only when the prompt budget cannot hold them, oldest first.
+    """
+    kept: list[str] = []
+    used = 0
+    for record in reversed(rounds):
+        line = f"{record['phase_id']} round {record['round']}: " + str(
+            record["judgement"].get("user_summary", "")
+        )
+        used += tokens(line)
+        if used > budget_tokens:
+            break
+        kept.append(line)
+    dropped = len(rounds) - len(kept)
+    return ([f"({dropped} earlier rounds not shown)"] if dropped else []) + kept[::-1]
 
 
 def stop_reason_of(state: State) -> StopReason:
@@ -139,21 +158,19 @@ def _model_summary(
     context = context_of(runtime)
     request = state.get("structured_request") or {}
     done, todo = _phase_lines(state)
-    recent = [
-        f"{r['phase_id']} round {r['round']}: {r['judgement'].get('user_summary', '')}"
-        for r in state.get("rounds", [])[-RECENT_ROUNDS:]
-    ]
     response = state.get("final_response")
-    user = prompts.SUMMARIZE_USER.format(
-        goal=request.get("core_goal") or "(the request could not be analysed)",
-        stop=explain_stop(state, reason),
-        phases="Finished:\n" + bullet_list(done) + "\nNot finished:\n" + bullet_list(todo),
-        rounds=bullet_list(recent),
-        response=f"\nAnswer given when the work was declared done: {response}\n"
+    fields = {
+        "goal": request.get("core_goal") or "(the request could not be analysed)",
+        "stop": explain_stop(state, reason),
+        "phases": "Finished:\n" + bullet_list(done) + "\nNot finished:\n" + bullet_list(todo),
+        "response": f"\nAnswer given when the work was declared done: {response}\n"
         if response
         else "",
-        stats=dump(statistics(state)),
-    )
+        "stats": dump(statistics(state)),
+    }
+    room = context.prompt_token_budget - tokens(prompts.SUMMARIZE_USER.format(rounds="", **fields))
+    rounds = render_rounds(state.get("rounds", []), max(0, room))
+    user = prompts.SUMMARIZE_USER.format(rounds=bullet_list(rounds), **fields)
     messages = [SystemMessage(prompts.SUMMARIZE_SYSTEM), HumanMessage(user)]
     model = deps.chat_model(runtime)
     call = call_structured(
