@@ -1,19 +1,16 @@
-"""phasegraph benchmarks, measured side by side in one run (issue 8; first part).
+"""phasegraph benchmarks, measured side by side in one run (issue 8).
 
     python -m bench [--quick] [--out bench/results/latest.json]
 
-Measured so far, each against its target:
+Two tables. The architecture comparison (`bench.compare`): phasegraph, LangGraph's
+`create_react_agent` and a tutorial-style plan-and-execute loop on the same chain task (8, 24 and
+64 tool actions), the same tool and the same simulated model, with model calls, prompt tokens,
+the largest prompt, simulated wall time and the codes each final answer reports; then framework
+overhead per tool action against `create_react_agent` with `SqliteSaver`. The framework's own
+figures: SQLite bytes after 50, 100 and 200 steps (growth must be linear), a round of 8
+independent 200 ms tasks against one task, and listing and resuming at 10,000 threads.
 
-- checkpoint growth: SQLite bytes after 50, 100 and 200 steps of one thread (growth must be
-  linear: doubling the steps should about double the bytes);
-- parallel round: a round of 8 independent 200 ms tool calls, against the same round run one
-  task at a time, and against one task alone (target: at most 1.5 times one task);
-- a database of many threads: `threads` listing and the time a resume takes to reach its first
-  node (targets at 10,000 threads: listing under 1 s, resume under 50 ms).
-
-The model is the scripted one, so the figures are the framework's own. The comparisons with
-`create_react_agent` and a tutorial-style plan-and-execute loop, and the local-model suite, are
-still to come.
+Each figure is printed with its target and a verdict; nothing here is a pass/fail test.
 """
 
 from __future__ import annotations
@@ -32,6 +29,8 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from bench.compare import compare, overhead
+from bench.sim import Latency
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
 from phasegraph.storage import sqlite_database
 from phasegraph.thread_index import index_for
@@ -255,11 +254,16 @@ def _best_of(times: int, fn: Callable[[], Any]) -> float:
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmarks, print the table, write the raw figures as JSON."""
     parser = argparse.ArgumentParser(description="phasegraph benchmarks")
-    parser.add_argument("--quick", action="store_true", help="smaller sizes (about a minute)")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes (seconds)")
     parser.add_argument("--out", default="bench/results/latest.json")
     args = parser.parse_args(argv)
+    latency = Latency()
+    sizes = [8, 64] if args.quick else [8, 24, 64]
     with tempfile.TemporaryDirectory(prefix="phasegraph-bench-") as tmp:
         work = Path(tmp)
+        systems = compare(sizes, latency, tool_seconds=0.05)
+        long_records = compare([64], latency, tool_seconds=0.05, record_tokens=1000)
+        per_action = overhead(64, work, repeats=1 if args.quick else 3)
         growth = checkpoint_growth(work, [25, 50, 100] if args.quick else [50, 100, 200])
         parallel = parallel_round(work)
         many = many_threads(work, 1_000 if args.quick else 10_000)
@@ -267,6 +271,10 @@ def main(argv: list[str] | None = None) -> int:
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{platform.machine()}, {platform.python_version()}, {platform.system()}",
         "quick": args.quick,
+        "latency_model": vars(latency) if hasattr(latency, "__dict__") else str(latency),
+        "architectures": systems,
+        "architectures_1000_token_records": long_records,
+        "overhead": per_action,
         "checkpoint_growth": growth,
         "parallel_round": parallel,
         "many_threads": many,
@@ -274,9 +282,31 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2), encoding="utf-8")
+    print(systems_table(results))
+    print()
     print(table(results))
     print(f"\nraw figures: {out}")
     return 0
+
+
+def _row(rows: list[dict[str, Any]], system: str, actions: int) -> dict[str, Any]:
+    return next(r for r in rows if r["system"] == system and r["actions_needed"] == actions)
+
+
+def systems_table(r: dict[str, Any]) -> str:
+    """Per system and task size: calls, prompt tokens, largest prompt, wall time, codes."""
+    lines = [
+        f"{'system':<22} {'actions':>7} {'calls':>5} {'prompt tok':>10} {'largest':>8} "
+        f"{'sim wall s':>10} {'reads':>5} {'codes':>5}"
+    ]
+    for row in r["architectures"] + r["architectures_1000_token_records"]:
+        label = row["system"] + (" (1k rec)" if row["record_tokens"] != 300 else "")
+        lines.append(
+            f"{label:<22} {row['actions_needed']:>7} {row['llm_calls']:>5} "
+            f"{row['prompt_tokens']:>10} {row['largest_prompt']:>8} "
+            f"{row['simulated_wall_s']:>10.1f} {row['tool_actions']:>5} {row['codes_reported']:>5}"
+        )
+    return "\n".join(lines)
 
 
 def table(r: dict[str, Any]) -> str:
@@ -285,7 +315,63 @@ def table(r: dict[str, Any]) -> str:
     par = r["parallel_round"]
     many = r["many_threads"]
     worst = max(growth["bytes_ratio_per_doubling"])
+    arch = r["architectures"]
+    big = max(row["actions_needed"] for row in arch)
+    pg, react = _row(arch, "phasegraph", big), _row(arch, "react", big)
+    pe = _row(arch, "plan_execute", big)
+    pg_small = _row(arch, "phasegraph", 8)
+    long_pg = _row(r["architectures_1000_token_records"], "phasegraph", big)
+    long_react = _row(r["architectures_1000_token_records"], "react", big)
+    over = r["overhead"]
     rows = [
+        (
+            f"prompt tokens, phasegraph / react, {big} actions",
+            f"{pg['prompt_tokens'] / react['prompt_tokens']:.2f}",
+            "<= 0.3",
+            pg["prompt_tokens"] / react["prompt_tokens"] <= 0.3,
+        ),
+        (
+            "  same, records of 1,000 tokens",
+            f"{long_pg['prompt_tokens'] / long_react['prompt_tokens']:.2f}",
+            "<= 0.3",
+            long_pg["prompt_tokens"] / long_react["prompt_tokens"] <= 0.3,
+        ),
+        (
+            f"  plan_execute / react, {big} actions",
+            f"{pe['prompt_tokens'] / react['prompt_tokens']:.2f}",
+            "(for scale)",
+            None,
+        ),
+        (
+            f"largest prompt, phasegraph {big} / 8 actions",
+            f"{pg['largest_prompt'] / pg_small['largest_prompt']:.2f}",
+            "<= 1.5",
+            pg["largest_prompt"] / pg_small["largest_prompt"] <= 1.5,
+        ),
+        (
+            f"  react {big} / 8 actions",
+            f"{react['largest_prompt'] / _row(arch, 'react', 8)['largest_prompt']:.2f}",
+            "(for scale)",
+            None,
+        ),
+        (
+            f"simulated wall, phasegraph / react, {big} actions",
+            f"{pg['simulated_wall_s'] / react['simulated_wall_s']:.2f}",
+            "(no target)",
+            None,
+        ),
+        (
+            f"codes in the final answer, phasegraph, of {big}",
+            f"{pg['codes_reported']}",
+            f"{big}",
+            pg["codes_reported"] == big,
+        ),
+        (
+            "overhead ms per action, phasegraph",
+            f"{over['phasegraph_ms_per_action']:.2f}",
+            f"<= {over['react_ms_per_action']:.2f}",
+            over["phasegraph_over_react"] <= 1.0,
+        ),
         (
             "checkpoint bytes, x per doubling of steps",
             f"{worst:.2f}",

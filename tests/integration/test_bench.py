@@ -30,3 +30,12 @@ def test_the_quick_benchmark_runs_and_writes_its_figures(tmp_path: Path) -> None
     assert [r["steps"] for r in figures["checkpoint_growth"]["rows"]][-1] >= 98
     assert figures["many_threads"]["threads"] == 1002
     assert figures["parallel_round"]["tasks"] == 8
+    # the comparison is only fair if every system did the whole task the same way
+    rows = figures["architectures"] + figures["architectures_1000_token_records"]
+    assert {r["system"] for r in rows} == {"phasegraph", "react", "plan_execute"}
+    for row in rows:
+        assert row["all_records_read"], row
+        assert row["tool_actions"] == row["actions_needed"], row  # nothing read twice or skipped
+        assert row["codes_reported"] == row["actions_needed"], row
+        assert row["llm_calls"] > 0 and row["prompt_tokens"] > 0
+    assert figures["overhead"]["react_ms_per_action"] > 0

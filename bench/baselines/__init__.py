@@ -1,0 +1,1 @@
+"""Baselines built from LangGraph itself, for the architecture comparison of `bench.compare`."""
