@@ -107,9 +107,9 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
     if call.value is None:
         emit(runtime, "stage_failed", node="replan", reason=call.failure)
         return update | stage_failure("replan", call, state)
-    update |= {"replan_reason": None, "review_feedback": None}
+    update |= {"replan_reason": None, "review_feedback": None, "phase_index": len(kept)}
     if interrupted:
-        update |= {"phase_outcomes": [interrupted], "phase_index": len(kept)}
+        update["phase_outcomes"] = [interrupted]
     if call.value.status == "done":
         emit(runtime, "replanned", status="done")
         return update | {"final_response": call.value.response, "stop_reason": "done"}
@@ -122,7 +122,6 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
                 p["id"] = f"{p['id']}-r{update['replan_count']}"
     update |= {
         "phases": kept + phases,
-        "phase_index": len(kept),
         "phase_round": 0,
         "phase_window_seq": state.get("round_seq", 0),
         "current_plan": None,
