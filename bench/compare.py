@@ -10,7 +10,6 @@ many record codes the final answer gives.
 from __future__ import annotations
 
 import math
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -229,17 +228,14 @@ def measure(
 
 
 def compare(
-    sizes: list[int], latency: Latency, tool_seconds: float, record_tokens: int = 300
+    sizes: list[int], latency: Latency, work: Path, tool_seconds: float, record_tokens: int = 300
 ) -> list[dict[str, Any]]:
     """Every system on every size."""
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="phasegraph-compare-") as tmp:
-        for actions in sizes:
-            for system in SYSTEMS:
-                rows.append(
-                    measure(system, actions, latency, Path(tmp), tool_seconds, record_tokens)
-                )
-    return rows
+    return [
+        measure(system, actions, latency, work, tool_seconds, record_tokens)
+        for actions in sizes
+        for system in SYSTEMS
+    ]
 
 
 def overhead(actions: int, work: Path, repeats: int = 3) -> dict[str, Any]:

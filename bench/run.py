@@ -16,6 +16,7 @@ Each figure is printed with its target and a verdict; nothing here is a pass/fai
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import platform
 import sqlite3
@@ -261,8 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [8, 64] if args.quick else [8, 24, 64]
     with tempfile.TemporaryDirectory(prefix="phasegraph-bench-") as tmp:
         work = Path(tmp)
-        systems = compare(sizes, latency, tool_seconds=0.05)
-        long_records = compare([64], latency, tool_seconds=0.05, record_tokens=1000)
+        systems = compare(sizes, latency, work, tool_seconds=0.05)
+        long_records = compare([64], latency, work, tool_seconds=0.05, record_tokens=1000)
         per_action = overhead(64, work, repeats=1 if args.quick else 3)
         growth = checkpoint_growth(work, [25, 50, 100] if args.quick else [50, 100, 200])
         parallel = parallel_round(work)
@@ -271,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{platform.machine()}, {platform.python_version()}, {platform.system()}",
         "quick": args.quick,
-        "latency_model": vars(latency) if hasattr(latency, "__dict__") else str(latency),
+        "latency_model": dataclasses.asdict(latency),
         "architectures": systems,
         "architectures_1000_token_records": long_records,
         "overhead": per_action,
