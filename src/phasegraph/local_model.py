@@ -1,10 +1,13 @@
 """The embedded local model: a GGUF file run in-process by llama-cpp-python (SPEC section 10).
 
-A forced function call is decoded under a grammar made from the function's JSON schema, so even
-a 0.5B model answers with an object of the right shape; whether its content is any good is the
-judge's business. The default model, Qwen2.5-Coder-0.5B-Instruct (Q4), ships as six packages of
-the ``local`` extra; it is assembled once into a cache directory and its sha256 checked before
-every first use in a process.
+A forced function call is decoded under a grammar made from the function's JSON schema, so even a
+0.5B model answers with an object of the right shape; whether its content is any good is the
+judge's business. With several tools and a free choice (``tool_choice`` "auto", "any" or none, as
+LangGraph's prebuilt ReAct agent binds them), the grammar is the union of one ``{"name",
+"arguments"}`` object per tool and, unless a call is required, ``{"answer"}`` for a plain reply: a
+small model cannot be relied on to write a chat template's tool-call tags. The default model,
+Qwen2.5-Coder-0.5B-Instruct (Q4), ships as six packages of the ``local`` extra; it is assembled
+once into a cache directory and its sha256 checked before every first use in a process.
 """
 
 from __future__ import annotations
@@ -237,7 +240,10 @@ class LocalChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         llm, lock = load_llama(self.resolved_path(), self.n_ctx, self.n_threads)
-        forced = _forced_function(kwargs.get("tools") or [], kwargs.get("tool_choice"))
+        tools: list[dict[str, Any]] = kwargs.get("tools") or []
+        choice = kwargs.get("tool_choice")
+        forced = _forced_function(tools, choice)
+        free = forced is None and bool(tools) and choice != "none"
         chat = [_as_chat_message(m) for m in messages]
         request: dict[str, Any] = {
             "temperature": self.temperature,
@@ -253,6 +259,14 @@ class LocalChatModel(BaseChatModel):
                 }
             )
             request["response_format"] = {"type": "json_object", "schema": schema}
+        elif free:
+            may_answer = choice not in ("any", "required")
+            request["tools"] = tools  # the model's own template lists them, as trained
+            chat.append({"role": "system", "content": prompts.LOCAL_TOOL_CHOICE})
+            request["response_format"] = {
+                "type": "json_object",
+                "schema": _choice_schema(tools, may_answer=may_answer),
+            }
         with lock:  # one llama context: calls from parallel branches take turns
             response = llm.create_chat_completion(messages=chat, **request)
         choice = response["choices"][0]
@@ -266,6 +280,8 @@ class LocalChatModel(BaseChatModel):
         message = AIMessage(content=content, usage_metadata=usage_metadata)
         if forced is not None:
             message = _as_tool_call(content, forced["function"]["name"], usage_metadata)
+        elif free:
+            message = _as_chosen_call(content, usage_metadata)
         info = {"finish_reason": choice.get("finish_reason")}
         return ChatResult(generations=[ChatGeneration(message=message, generation_info=info)])
 
@@ -285,6 +301,54 @@ def _forced_function(tools: list[dict[str, Any]], choice: Any) -> dict[str, Any]
     return None
 
 
+def _tool_lines(tools: list[dict[str, Any]]) -> str:
+    """One line per tool for the free-choice prompt: name, description, argument schema."""
+    lines = []
+    for tool in tools:
+        function = tool["function"]
+        properties = (function.get("parameters") or {}).get("properties") or {}
+        arguments = {
+            key: {k: v for k, v in spec.items() if k in ("type", "description", "items")}
+            for key, spec in properties.items()
+        }
+        description = (function.get("description") or "").strip().split("\n")[0]
+        lines.append(f"- {function['name']}: {description} Arguments: {json.dumps(arguments)}")
+    return "\n".join(lines)
+
+
+def _choice_schema(tools: list[dict[str, Any]], *, may_answer: bool) -> dict[str, Any]:
+    """The JSON schema of a free choice: a call of any one tool, or (if allowed) a reply."""
+    options: list[dict[str, Any]] = [
+        {
+            "type": "object",
+            "properties": {
+                "name": {"const": tool["function"]["name"]},
+                "arguments": tool["function"].get("parameters") or {"type": "object"},
+            },
+            "required": ["name", "arguments"],
+        }
+        for tool in tools
+    ]
+    if may_answer:
+        options.append(
+            {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+        )
+    return {"anyOf": options}
+
+
+def _as_chosen_call(content: str, usage: UsageMetadata) -> AIMessage:
+    """A free choice as a tool call or a plain reply; anything else stays text."""
+    try:
+        chosen = json.loads(content)
+    except ValueError:
+        return AIMessage(content=content, usage_metadata=usage)
+    if isinstance(chosen, dict) and isinstance(chosen.get("answer"), str):
+        return AIMessage(content=chosen["answer"], usage_metadata=usage)
+    if isinstance(chosen, dict) and isinstance(chosen.get("name"), str):
+        return _as_tool_call(json.dumps(chosen.get("arguments")), chosen["name"], usage)
+    return AIMessage(content=content, usage_metadata=usage)
+
+
 def _as_tool_call(content: str, name: str, usage: UsageMetadata) -> AIMessage:
     """The constrained answer as a tool call; cut-off JSON stays text for the repair loop."""
     try:
@@ -301,19 +365,28 @@ def _as_tool_call(content: str, name: str, usage: UsageMetadata) -> AIMessage:
     )
 
 
-def _as_chat_message(message: BaseMessage) -> dict[str, str]:
-    """A LangChain message in the plain role/content form the chat template takes."""
+def _as_chat_message(message: BaseMessage) -> dict[str, Any]:
+    """A LangChain message in the OpenAI form the model's own chat template renders.
+
+    Calls and results go in as ``tool_calls`` and ``tool`` turns, so the template writes them
+    the way the model was trained to read them (Qwen2.5: ``<tool_call>`` and
+    ``<tool_response>`` blocks) and the model sees that a call already has its answer.
+    """
     if isinstance(message, SystemMessage):
         return {"role": "system", "content": message.text}
     if isinstance(message, ToolMessage):
-        return {"role": "user", "content": f"Result of the call: {message.text}"}
+        return {"role": "tool", "content": message.text, "tool_call_id": message.tool_call_id}
     if isinstance(message, AIMessage):
         if message.tool_calls:
-            calls = [{"name": c["name"], "arguments": c["args"]} for c in message.tool_calls]
-            return {
-                "role": "assistant",
-                "content": json.dumps(calls[0] if len(calls) == 1 else calls),
-            }
+            calls = [
+                {
+                    "id": call["id"] or "call",
+                    "type": "function",
+                    "function": {"name": call["name"], "arguments": call["args"]},
+                }
+                for call in message.tool_calls
+            ]
+            return {"role": "assistant", "content": message.text, "tool_calls": calls}
         return {"role": "assistant", "content": message.text}
     if isinstance(message, HumanMessage):
         return {"role": "user", "content": message.text}

@@ -121,6 +121,9 @@ Call {name} again, once, with arguments that match its schema exactly."""
 LOCAL_FORCED_CALL = """Answer now by calling {name}: reply with the JSON object of its arguments \
 only, filled in from the conversation above."""
 
+LOCAL_TOOL_CHOICE = """Answer with one JSON object only: {"name": TOOL, "arguments": {...}} to \
+call a tool, or {"answer": TEXT} to reply to the user when the results above are enough."""
+
 JSON_MODE = """Answer with one JSON object only, no prose: the arguments of the function {name},
 matching this JSON schema:
 {schema}"""

@@ -131,7 +131,7 @@ def test_cut_off_json_stays_text_for_the_repair_loop() -> None:
     assert whole.tool_calls[0]["name"] == "pick" and whole.tool_calls[0]["args"] == {"choice": "a"}
 
 
-def test_messages_become_plain_chat_turns() -> None:
+def test_messages_become_the_chat_templates_turns() -> None:
     call = AIMessage(content="", tool_calls=[{"name": "pick", "args": {"x": 1}, "id": "c1"}])
     turns = [
         _as_chat_message(m)
@@ -142,9 +142,11 @@ def test_messages_become_plain_chat_turns() -> None:
             ToolMessage("Error: bad", tool_call_id="c1"),
         )
     ]
-    assert [t["role"] for t in turns] == ["system", "user", "assistant", "user"]
-    assert json.loads(turns[2]["content"]) == {"name": "pick", "arguments": {"x": 1}}
-    assert "Error: bad" in turns[3]["content"]
+    assert [t["role"] for t in turns] == ["system", "user", "assistant", "tool"]
+    assert turns[2]["tool_calls"] == [
+        {"id": "c1", "type": "function", "function": {"name": "pick", "arguments": {"x": 1}}}
+    ]
+    assert turns[3]["content"] == "Error: bad"
 
 
 class Pick(BaseModel):
@@ -204,3 +206,49 @@ def test_plain_text_answers_when_no_function_is_forced(
 def test_a_missing_gguf_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="does not exist"):
         LocalChatModel(model_path=str(tmp_path / "missing.gguf")).invoke("hi")
+
+
+def _read(path: str) -> str:
+    """Read a file."""
+    return path
+
+
+def _write(path: str, content: str) -> str:
+    """Write a file."""
+    return path + content
+
+
+@pytest.mark.parametrize("choice", [None, "auto", "any"])
+def test_a_free_choice_is_decoded_under_the_union_of_the_tools(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, choice: str | None
+) -> None:
+    import threading
+
+    fake = FakeLlama(['{"name": "_write", "arguments": {"path": "a.txt", "content": "hi"}}'])
+    monkeypatch.setattr(local_model, "load_llama", lambda *_a: (fake, threading.Lock()))
+    model = LocalChatModel(model_path=str(tmp_path / "m.gguf")).bind_tools(
+        [_read, _write], tool_choice=choice
+    )
+    reply = model.invoke([HumanMessage("write hi to a.txt")])
+    assert isinstance(reply, AIMessage)
+    assert [(c["name"], c["args"]) for c in reply.tool_calls] == [
+        ("_write", {"path": "a.txt", "content": "hi"})
+    ]
+    request = fake.requests[0]
+    options = request["response_format"]["schema"]["anyOf"]
+    names = [o["properties"]["name"]["const"] for o in options if "name" in o["properties"]]
+    assert names == ["_read", "_write"]
+    # a plain reply is one of the choices unless a call is required
+    assert any("answer" in o["properties"] for o in options) is (choice != "any")
+    assert [t["function"]["name"] for t in request["tools"]] == ["_read", "_write"]
+
+
+def test_a_free_choice_may_answer_in_words(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import threading
+
+    fake = FakeLlama(['{"answer": "a.txt holds hi"}'])
+    monkeypatch.setattr(local_model, "load_llama", lambda *_a: (fake, threading.Lock()))
+    model = LocalChatModel(model_path=str(tmp_path / "m.gguf")).bind_tools([_read, _write])
+    reply = model.invoke([HumanMessage("what does a.txt hold?")])
+    assert isinstance(reply, AIMessage)
+    assert reply.tool_calls == [] and reply.text == "a.txt holds hi"
