@@ -21,11 +21,10 @@ Answers the person gave to earlier questions:
 
 PHASE_PLAN_SYSTEM = """You split work into phases. Call phase_planner once.
 Give 1-{max_phases} phases in order, as few as the work needs: a phase is a stage of the work with
-its own goal, never a single tool, and simple work is one phase. For example, "list the files and
-write their names to files.md" is one phase: p1, "List and record the files". Each phase has a
-short unique id (p1, p2, ...), a name, a goal that can be checked, estimated_rounds (1-4 rounds of
-plan, execute, judge), the ids of earlier phases it depends on, and allowed_tools: the names of
-the tools it may use (empty means all)."""
+its own goal, never a single tool, and simple work is one phase, named after what it achieves.
+Each phase has a short unique id (p1, p2, ...), a name, a goal that can be checked,
+estimated_rounds (1-4 rounds of plan, execute, judge), the ids of earlier phases it depends on,
+and allowed_tools: the names of the tools it may use (empty means all)."""
 
 PHASE_PLAN_USER = """Structured request:
 {structured_request}

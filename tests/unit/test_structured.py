@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from phasegraph import ScriptedChatModel
-from phasegraph.state import Judgement, RoundPlan, StructuredRequest
+from phasegraph.state import Judgement, PhasePlan, RoundPlan, StructuredRequest
 from phasegraph.structured import call_structured, function_spec
 
 from scripts import ANALYSIS, ECHO_ROUND, judgement
@@ -114,6 +114,29 @@ def test_cyclic_dependencies_are_rejected() -> None:
     }
     result, _ = call([plan], RoundPlan, "plan_tool_call", retries=0)
     assert "cycle" in result.errors[0]
+
+
+def _phases(*deps: list[str]) -> dict[str, Any]:
+    return {
+        "phases": [
+            {"id": f"p{i}", "name": f"n{i}", "goal": "g", "estimated_rounds": 1, "dependencies": d}
+            for i, d in enumerate(deps, start=1)
+        ]
+    }
+
+
+def test_a_phase_dependency_that_names_no_phase_is_dropped() -> None:
+    # small models put tool names here; phases run in list order, so nothing depends on it
+    plan = _phases([], ["p1", "write_file"])
+    result, _ = call([plan], PhasePlan, "phase_planner", retries=0)
+    assert result.value is not None
+    assert [p.dependencies for p in result.value.phases] == [[], ["p1"]]
+
+
+def test_a_phase_that_depends_on_a_later_phase_is_asked_again() -> None:
+    result, _ = call([_phases(["p2"], []), _phases([], ["p1"])], PhasePlan, "phase_planner")
+    assert "'p1' depends on later phases ['p2']" in result.errors[0]
+    assert result.value is not None and result.attempts == 2
 
 
 def test_ask_user_needs_a_question() -> None:

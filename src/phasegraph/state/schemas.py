@@ -71,13 +71,18 @@ def _check_phase_list(phases: list[Phase], info: ValidationInfo) -> list[Phase]:
     if len(phases) > limit:
         raise ValueError(f"at most {limit} phases are allowed, got {len(phases)}")
     done_ids = set(ctx.get("done_phase_ids", ()))
+    listed = {phase.id for phase in phases}
     seen: set[str] = set()
     for phase in phases:
         if phase.id in seen or phase.id in done_ids:
             raise ValueError(f"phase id {phase.id!r} is used twice")
-        unknown = [d for d in phase.dependencies if d not in seen and d not in done_ids]
-        if unknown:
-            raise ValueError(f"phase {phase.id!r} depends on unknown or later phases {unknown}")
+        # Phases run in list order, so a dependency only checks that order. A name that is no
+        # phase at all (small models put tool names here) orders nothing and is dropped; one
+        # on a later phase means the order is wrong, and the model is asked again.
+        phase.dependencies = [d for d in phase.dependencies if d in listed or d in done_ids]
+        later = [d for d in phase.dependencies if d not in seen and d not in done_ids]
+        if later:
+            raise ValueError(f"phase {phase.id!r} depends on later phases {later}")
         seen.add(phase.id)
     return phases
 
