@@ -8,7 +8,9 @@ Two tables. The architecture comparison (`bench.compare`): phasegraph, LangGraph
 the largest prompt, simulated wall time and the codes each final answer reports; then framework
 overhead per tool action against `create_react_agent` with `SqliteSaver`. The framework's own
 figures: SQLite bytes after 50, 100 and 200 steps (growth must be linear), a round of 8
-independent 200 ms tasks against one task, and listing and resuming at 10,000 threads.
+independent 200 ms tasks against one task, and listing and resuming at 10,000 threads. Last, with
+the embedded local model, phasegraph and `create_react_agent` on five workspace tasks, each with a
+checker (`bench.local_suite`; not in --quick, or with --no-local).
 
 Each figure is printed with its target and a verdict; nothing here is a pass/fail test.
 """
@@ -20,6 +22,7 @@ import dataclasses
 import json
 import platform
 import sqlite3
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -31,6 +34,7 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from bench.compare import compare, overhead
+from bench.local_suite import SYSTEMS, run_suite
 from bench.sim import Latency
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
 from phasegraph.storage import sqlite_database
@@ -257,6 +261,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="phasegraph benchmarks")
     parser.add_argument("--quick", action="store_true", help="smaller sizes (seconds)")
     parser.add_argument("--out", default="bench/results/latest.json")
+    parser.add_argument(
+        "--no-local",
+        action="store_true",
+        help="skip the embedded local model's task suite (about 12 minutes; --quick skips it)",
+    )
     args = parser.parse_args(argv)
     latency = Latency()
     sizes = [8, 64] if args.quick else [8, 24, 64]
@@ -268,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
         growth = checkpoint_growth(work, [25, 50, 100] if args.quick else [50, 100, 200])
         parallel = parallel_round(work)
         many = many_threads(work, 1_000 if args.quick else 10_000)
+        local = None if args.quick or args.no_local else run_suite(work, progress=_progress)
     results = {
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{platform.machine()}, {platform.python_version()}, {platform.system()}",
@@ -279,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         "checkpoint_growth": growth,
         "parallel_round": parallel,
         "many_threads": many,
+        "local_model_suite": local,
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -286,8 +297,33 @@ def main(argv: list[str] | None = None) -> int:
     print(systems_table(results))
     print()
     print(table(results))
+    if local is not None:
+        print()
+        print(local_table(local))
     print(f"\nraw figures: {out}")
     return 0
+
+
+def _progress(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def local_table(r: dict[str, Any]) -> str:
+    """The local model suite: per system, tasks its checker accepted and wall time."""
+    names = list(dict.fromkeys(run["task"] for run in r["runs"]))
+    lines = [f"{'system (embedded local model)':<30} {'succeeded':>9} {'wall s':>7}  per task"]
+    for system in SYSTEMS:
+        mine = {run["task"]: run for run in r["runs"] if run["system"] == system}
+        cells = " ".join(
+            f"{name}={'ok' if mine[name]['success'] else 'no'}/{mine[name]['wall_s']:.0f}s"
+            for name in names
+        )
+        total = r[system]
+        lines.append(
+            f"{system:<30} {total['succeeded']:>4} of {total['tasks']:<2} {total['wall_s']:>7.0f}  "
+            f"{cells}"
+        )
+    return "\n".join(lines)
 
 
 def _row(rows: list[dict[str, Any]], system: str, actions: int) -> dict[str, Any]:
