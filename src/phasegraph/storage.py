@@ -39,6 +39,11 @@ class Database(Protocol):
         """Whether a table of that name exists (the checkpointer's, say)."""
 
 
+#: Seconds a SQLite statement waits for another process's write lock before it gives up.
+SQLITE_BUSY_S = 30.0
+BUSY_TIMEOUT = f"PRAGMA busy_timeout = {int(SQLITE_BUSY_S * 1000)}"
+
+
 class SqliteDatabase:
     """A SQLite file, opened per statement: other processes write the same file."""
 
@@ -52,7 +57,8 @@ class SqliteDatabase:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Run one statement in autocommit mode, waiting up to 30 s for other writers."""
-        with contextlib.closing(sqlite3.connect(self.key, timeout=30.0, isolation_level=None)) as c:
+        connection = sqlite3.connect(self.key, timeout=SQLITE_BUSY_S, isolation_level=None)
+        with contextlib.closing(connection) as c:
             return [tuple(row) for row in c.execute(sql, tuple(params)).fetchall()]
 
     def has_table(self, name: str) -> bool:
@@ -275,7 +281,11 @@ def open_checkpointer(db: str | Path) -> Iterator[Any]:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
         Path(db).parent.mkdir(parents=True, exist_ok=True)
+        SqliteDatabase(str(db))  # WAL first, waiting for other writers (see there)
         with SqliteSaver.from_conn_string(str(db)) as saver:
+            # LangGraph's connection waits 5 s for a lock; processes sharing the file (runs
+            # resumed while others write) get the wait the rest of phasegraph's SQLite use has.
+            saver.conn.execute(BUSY_TIMEOUT)
             saver.setup()  # now, not lazily inside the first run (see SqliteDatabase)
             yield saver
         return
@@ -294,7 +304,9 @@ async def aopen_checkpointer(db: str | Path) -> AsyncIterator[Any]:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
         Path(db).parent.mkdir(parents=True, exist_ok=True)
+        await asyncio.to_thread(SqliteDatabase, str(db))
         async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
+            await saver.conn.execute(BUSY_TIMEOUT)
             await saver.setup()
             yield saver
         return

@@ -100,3 +100,25 @@ def test_a_thread_stored_with_whole_lists_resumes(tools, tmp_path: Path) -> None
     assert [o["phase_id"] for o in out["phase_outcomes"]] == [
         o["phase_id"] for o in paused["phase_outcomes"]
     ] + ["p3"]
+
+
+def test_the_sqlite_checkpointer_waits_for_other_writers_as_long_as_phasegraph(
+    tmp_path: Path,
+) -> None:
+    # processes share the file: LangGraph's 5 s default failed a resume ("database is locked")
+    import asyncio
+
+    from phasegraph.storage import SQLITE_BUSY_S, aopen_checkpointer, open_checkpointer
+
+    db = tmp_path / "t.sqlite"
+    with open_checkpointer(db) as saver:
+        assert saver.conn.execute("PRAGMA busy_timeout").fetchone()[0] == SQLITE_BUSY_S * 1000
+        assert saver.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+    async def busy_timeout() -> int:
+        async with aopen_checkpointer(db) as saver:
+            async with saver.conn.execute("PRAGMA busy_timeout") as cursor:
+                row = await cursor.fetchone()
+        return int(row[0])
+
+    assert asyncio.run(busy_timeout()) == SQLITE_BUSY_S * 1000
