@@ -12,6 +12,7 @@ once into a cache directory and its sha256 checked before every first use in a p
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
@@ -148,6 +149,19 @@ def _import_llama() -> Any:
 
 _loaded: dict[tuple[str, int], tuple[Any, threading.Lock]] = {}
 _load_lock = threading.Lock()
+
+
+@atexit.register
+def _close_loaded() -> None:
+    """Free loaded models while the interpreter still works.
+
+    Left to garbage collection at exit, llama-cpp-python's finalizer runs after the module
+    globals it needs are gone and prints a TypeError traceback on every exit.
+    """
+    with _load_lock:
+        for llm, _lock in _loaded.values():
+            llm.close()
+        _loaded.clear()
 
 
 @contextmanager
