@@ -315,21 +315,6 @@ def _forced_function(tools: list[dict[str, Any]], choice: Any) -> dict[str, Any]
     return None
 
 
-def _tool_lines(tools: list[dict[str, Any]]) -> str:
-    """One line per tool for the free-choice prompt: name, description, argument schema."""
-    lines = []
-    for tool in tools:
-        function = tool["function"]
-        properties = (function.get("parameters") or {}).get("properties") or {}
-        arguments = {
-            key: {k: v for k, v in spec.items() if k in ("type", "description", "items")}
-            for key, spec in properties.items()
-        }
-        description = (function.get("description") or "").strip().split("\n")[0]
-        lines.append(f"- {function['name']}: {description} Arguments: {json.dumps(arguments)}")
-    return "\n".join(lines)
-
-
 def _choice_schema(tools: list[dict[str, Any]], *, may_answer: bool) -> dict[str, Any]:
     """The JSON schema of a free choice: a call of any one tool, or (if allowed) a reply."""
     options: list[dict[str, Any]] = [
@@ -358,8 +343,12 @@ def _as_chosen_call(content: str, usage: UsageMetadata) -> AIMessage:
         return AIMessage(content=content, usage_metadata=usage)
     if isinstance(chosen, dict) and isinstance(chosen.get("answer"), str):
         return AIMessage(content=chosen["answer"], usage_metadata=usage)
-    if isinstance(chosen, dict) and isinstance(chosen.get("name"), str):
-        return _as_tool_call(json.dumps(chosen.get("arguments")), chosen["name"], usage)
+    if (
+        isinstance(chosen, dict)
+        and isinstance(chosen.get("name"), str)
+        and isinstance(chosen.get("arguments"), dict)
+    ):
+        return _call_message(chosen["name"], chosen["arguments"], usage)
     return AIMessage(content=content, usage_metadata=usage)
 
 
@@ -371,6 +360,11 @@ def _as_tool_call(content: str, name: str, usage: UsageMetadata) -> AIMessage:
         return AIMessage(content=content, usage_metadata=usage)
     if not isinstance(args, dict):
         return AIMessage(content=content, usage_metadata=usage)
+    return _call_message(name, args, usage)
+
+
+def _call_message(name: str, args: dict[str, Any], usage: UsageMetadata) -> AIMessage:
+    """One tool call of ``name`` with ``args``, as the model's answer."""
     call_id = f"call_{uuid.uuid4().hex[:12]}"
     return AIMessage(
         content="",
