@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sqlite3
 import threading
 import time
@@ -42,24 +43,71 @@ class Database(Protocol):
 #: Seconds a SQLite statement waits for another process's write lock before it gives up.
 SQLITE_BUSY_S = 30.0
 BUSY_TIMEOUT = f"PRAGMA busy_timeout = {int(SQLITE_BUSY_S * 1000)}"
+#: Seconds a statement waits for the checkpointer's lock before it runs anyway (see
+#: `SqliteDatabase.take_turns_with`).
+NEIGHBOUR_WAIT_S = 0.25
 
 
 class SqliteDatabase:
-    """A SQLite file, opened per statement: other processes write the same file."""
+    """A SQLite file that other processes write too; one connection per thread of this one.
+
+    Opening a connection per statement cost more than the statement: the journal's entries
+    (two per tool call) made SQLite's busy handler sleep between concurrent openers, and doubled
+    phasegraph's time per tool action (``bench``). A thread's connection is opened on its first
+    statement, in autocommit mode (it holds no lock between statements, so other processes are
+    never kept out), and closed with its thread.
+    """
 
     def __init__(self, path: str) -> None:
         """Use the database file at ``path``, in WAL mode as LangGraph's SQLite savers want it."""
         self.key = path
+        self._local = threading.local()
+        self._neighbour: Any = None
         # LangGraph's savers switch the file to WAL on their first use, which needs the file to
         # themselves: done lazily while leases and journal entries are being written by other
         # connections, it fails with "database is locked". Switching first makes theirs a no-op.
         self.execute("PRAGMA journal_mode=WAL")
 
+    def _connection(self) -> sqlite3.Connection:
+        """This thread's connection, opened again when the file at the path was replaced."""
+        held = cast(
+            "tuple[tuple[int, int, int], sqlite3.Connection] | None",
+            getattr(self._local, "held", None),
+        )
+        if held is not None and held[0] == _identity(self.key):
+            return held[1]
+        if held is not None and held[0][0] != os.getpid():
+            _inherited.append(held[1])  # the parent's, from before a fork: its to close
+        elif held is not None:
+            _close(held[1])  # the file at the path was replaced
+        connection = sqlite3.connect(self.key, timeout=SQLITE_BUSY_S, isolation_level=None)
+        # In WAL mode NORMAL still survives a crash of the process, the failure the journal and
+        # the leases guard against; only a power loss can undo the latest commits, and the
+        # checkpointer's next commit (FULL) flushes them with its own.
+        connection.execute("PRAGMA synchronous = NORMAL")
+        self._local.held = (_identity(self.key), connection)
+        return connection
+
+    def take_turns_with(self, lock: Any) -> None:
+        """Run statements under ``lock``, the one a checkpointer's connection works under.
+
+        Two connections of one process that write at once collide inside SQLite, whose busy
+        handler then sleeps a millisecond or more: per tool call, the journal's entries collided
+        with LangGraph's writes of the task results. Waiting for the saver's lock instead takes
+        turns without sleeping. The wait is bounded: a lock held long (a caller iterating the
+        saver's `list`, perhaps this very thread) only costs the wait, never a deadlock.
+        """
+        self._neighbour = lock
+
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
         """Run one statement in autocommit mode, waiting up to 30 s for other writers."""
-        connection = sqlite3.connect(self.key, timeout=SQLITE_BUSY_S, isolation_level=None)
-        with contextlib.closing(connection) as c:
-            return [tuple(row) for row in c.execute(sql, tuple(params)).fetchall()]
+        lock = self._neighbour
+        taken = lock is not None and lock.acquire(timeout=NEIGHBOUR_WAIT_S)
+        try:
+            return [tuple(r) for r in self._connection().execute(sql, tuple(params)).fetchall()]
+        finally:
+            if taken:
+                lock.release()
 
     def has_table(self, name: str) -> bool:
         """Whether a table of that name exists."""
@@ -67,6 +115,25 @@ class SqliteDatabase:
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
         )
         return bool(found)
+
+
+# Connections a forked child found in its parent's thread: never closed by the child, whose close
+# would touch the parent's locks on the file.
+_inherited: list[sqlite3.Connection] = []
+
+
+def _identity(path: str) -> tuple[int, int, int]:
+    """(process, device, inode) of a file: a connection serves only the file it opened."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return (os.getpid(), -1, -1)
+    return (os.getpid(), stat.st_dev, stat.st_ino)
+
+
+def _close(connection: sqlite3.Connection) -> None:
+    with contextlib.suppress(sqlite3.Error):
+        connection.close()
 
 
 class PostgresDatabase:
@@ -180,13 +247,16 @@ def _is_psycopg(conn: Any) -> bool:
     return type(conn).__module__.split(".")[0] in {"psycopg", "psycopg_pool"}
 
 
+_LOCK_TYPES = (type(threading.Lock()), type(threading.RLock()))
+
+
 def sqlite_path_of(checkpointer: Any) -> str:
     """The file of a SQLite checkpointer ("" for anything else or an in-memory database)."""
     conn = getattr(checkpointer, "conn", None)
     if not isinstance(conn, sqlite3.Connection):
         return ""
     lock = getattr(checkpointer, "lock", None)
-    with lock if isinstance(lock, type(threading.Lock())) else contextlib.nullcontext():
+    with lock if isinstance(lock, _LOCK_TYPES) else contextlib.nullcontext():
         rows = conn.execute("PRAGMA database_list").fetchall()
     return _main_file(rows)
 
@@ -214,7 +284,13 @@ def database_of(checkpointer: Any) -> Database | None:
     if conn is not None and _is_psycopg(conn):
         return postgres_database(_postgres_conninfo(conn))
     path = sqlite_path_of(checkpointer)
-    return sqlite_database(path) if path else None
+    if not path:
+        return None
+    db = sqlite_database(path)
+    lock = getattr(checkpointer, "lock", None)
+    if isinstance(db, SqliteDatabase) and isinstance(lock, _LOCK_TYPES):
+        db.take_turns_with(lock)
+    return db
 
 
 async def adatabase_of(checkpointer: Any) -> Database | None:

@@ -1,0 +1,114 @@
+"""phasegraph's own tables in a SQLite file: one connection per thread, turns with the saver."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver
+
+from phasegraph import storage
+from phasegraph.journal import TableJournal
+from phasegraph.storage import SqliteDatabase, database_of
+
+
+@pytest.fixture
+def connects(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files `sqlite3.connect` opens while the test runs."""
+    opened: list[str] = []
+    real = sqlite3.connect
+
+    def counting(path: Any, *args: Any, **kwargs: Any) -> sqlite3.Connection:
+        opened.append(str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", counting)
+    return opened
+
+
+def test_a_thread_keeps_one_connection_for_all_its_statements(
+    tmp_path: Path, connects: list[str]
+) -> None:
+    # One connection per statement made the journal's two entries per tool call cost more than
+    # the framework's own work per call (bench: 7.3 ms per action against ReAct's 3.2).
+    journal = TableJournal(SqliteDatabase(str(tmp_path / "j.sqlite")))
+    for i in range(30):
+        journal.start(f"k{i}", "tool", {"i": i})
+        journal.finish(f"k{i}", {"output": str(i)})
+    assert len(connects) == 1
+
+    other = threading.Thread(target=lambda: journal.get("k1"))
+    other.start()
+    other.join()
+    assert len(connects) == 2  # sqlite3 connections stay with the thread that opened them
+
+
+def test_a_file_replaced_at_the_same_path_is_opened_anew(tmp_path: Path) -> None:
+    path = tmp_path / "t.sqlite"
+    db = SqliteDatabase(str(path))
+    db.execute("CREATE TABLE old_file (x)")
+    for leftover in tmp_path.iterdir():
+        leftover.unlink()
+    with sqlite3.connect(path) as other:
+        other.execute("CREATE TABLE new_file (x)")
+    other.close()
+    names = [row[0] for row in db.execute("SELECT name FROM sqlite_master")]
+    assert names == ["new_file"]
+
+
+def test_commits_survive_the_process_without_waiting_for_the_disk(tmp_path: Path) -> None:
+    db = SqliteDatabase(str(tmp_path / "t.sqlite"))
+    assert db.execute("PRAGMA journal_mode")[0][0] == "wal"
+    assert db.execute("PRAGMA synchronous")[0][0] == 1  # NORMAL: safe in WAL mode
+
+
+def test_statements_wait_for_the_lock_of_the_savers_connection(tmp_path: Path) -> None:
+    with SqliteSaver.from_conn_string(str(tmp_path / "t.sqlite")) as saver:
+        db = database_of(saver)
+        assert db is not None
+        db.execute("CREATE TABLE t (x)")
+        done = threading.Event()
+
+        def insert() -> None:
+            db.execute("INSERT INTO t VALUES (1)")
+            done.set()
+
+        with saver.lock:  # the saver is writing
+            worker = threading.Thread(target=insert)
+            worker.start()
+            assert not done.wait(0.1)
+        assert done.wait(5)
+        worker.join()
+        assert db.execute("SELECT count(*) FROM t") == [(1,)]
+
+
+def test_a_lock_held_by_the_same_thread_delays_a_statement_but_never_deadlocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A caller iterating the saver's list() holds its lock; a lease or journal statement made
+    # meanwhile on the same thread must still run.
+    monkeypatch.setattr(storage, "NEIGHBOUR_WAIT_S", 0.05)
+    with SqliteSaver.from_conn_string(str(tmp_path / "t.sqlite")) as saver:
+        db = database_of(saver)
+        assert db is not None
+        with saver.lock:
+            assert db.execute("SELECT 1") == [(1,)]
+
+
+def _insert_in_child(db: SqliteDatabase) -> None:
+    db.execute("INSERT INTO t VALUES ('child')")
+
+
+def test_a_forked_child_opens_its_own_connection(tmp_path: Path) -> None:
+    db = SqliteDatabase(str(tmp_path / "t.sqlite"))
+    db.execute("CREATE TABLE t (x)")
+    child = multiprocessing.get_context("fork").Process(target=_insert_in_child, args=(db,))
+    child.start()
+    child.join(30)
+    assert child.exitcode == 0
+    db.execute("INSERT INTO t VALUES ('parent')")
+    assert sorted(db.execute("SELECT x FROM t")) == [("child",), ("parent",)]
