@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -34,6 +35,39 @@ def test_function_spec_carries_the_schema() -> None:
     assert spec["function"]["name"] == "judge_tasks"
     props = spec["function"]["parameters"]["properties"]
     assert {"phase_completion_rate", "next_action", "user_summary"} <= set(props)
+
+
+def test_function_spec_leaves_out_pydantics_titles_but_not_a_field_called_title() -> None:
+    from pydantic import BaseModel
+
+    class Note(BaseModel):
+        """A note."""
+
+        title: str
+        body: Judgement
+
+    spec = json.dumps(function_spec("note", Note))
+    params = function_spec("note", Note)["function"]["parameters"]
+    assert params["properties"]["title"] == {"type": "string"}
+    assert spec.count('"title"') == 2  # the field and its name in "required"
+    assert '"title"' not in json.dumps(function_spec("judge_tasks", Judgement))
+
+
+def test_function_spec_is_built_once_and_handed_out_as_a_copy(monkeypatch) -> None:
+    # Pydantic builds a JSON schema anew on each call: a stage call paid for it every time.
+    built: list[str] = []
+    real = PhasePlan.model_json_schema.__func__  # type: ignore[attr-defined]
+
+    def counted(cls, *args, **kwargs):
+        built.append(cls.__name__)
+        return real(cls, *args, **kwargs)
+
+    monkeypatch.setattr(PhasePlan, "model_json_schema", classmethod(counted))
+    first = function_spec("phase_planner_counted", PhasePlan)
+    first["function"]["parameters"]["properties"].clear()  # a model wrapper editing its copy
+    second = function_spec("phase_planner_counted", PhasePlan)
+    assert built == ["PhasePlan"]
+    assert "phases" in second["function"]["parameters"]["properties"]
 
 
 def test_prose_then_valid_is_repaired() -> None:
