@@ -90,6 +90,34 @@ def test_max_parallel_makes_waves_and_depends_on_orders_them() -> None:
     assert log[-1] == "t4"
 
 
+def node_order(graph, config, context) -> list[str]:
+    return [
+        name
+        for chunk in graph.stream({"request": "go"}, config, context=context, stream_mode="updates")
+        for name in chunk
+    ]
+
+
+def test_the_last_wave_hands_over_to_the_judge_without_another_execute() -> None:
+    log: list[str] = []
+    plan = round_plan(*[(f"t{i}", "nap", {"seconds": 0.01, "label": f"t{i}"}) for i in range(3)])
+    plan["tasks"][2]["depends_on"] = ["t0"]
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=[plan])
+    graph = build_graph(
+        model=ScriptedChatModel(script=script),
+        tools=sleepy_tools(log),
+        checkpointer=InMemorySaver(),
+    )
+    order = node_order(graph, {"configurable": {"thread_id": "w"}}, Context(max_parallel=8))
+    start = order.index("plan")
+    # Wave 1 (t0, t1) has a task waiting for it, so execute runs again; wave 2 (t2) is the last
+    # and goes straight to the judge.
+    assert order[start : order.index("judge") + 1] == [
+        "plan", "execute", "run_task", "run_task", "execute", "run_task", "judge"
+    ]  # fmt: skip
+    assert sorted(log) == ["t0", "t1", "t2"]
+
+
 def test_per_task_timeout() -> None:
     log: list[str] = []
     plan = round_plan(

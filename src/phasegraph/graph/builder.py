@@ -255,7 +255,7 @@ def build_graph(
     builder.add_conditional_edges(
         "execute", routing.route_after_execute, ["human_review", "judge", "run_task"]
     )
-    builder.add_edge("run_task", "execute")
+    builder.add_conditional_edges("run_task", routing.route_after_run_task)
     builder.add_conditional_edges("judge", routing.route_after_judge)
     builder.add_conditional_edges("replan", routing.route_after_replan)
     builder.add_conditional_edges("human_review", routing.route_after_human_review)

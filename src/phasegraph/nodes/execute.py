@@ -3,12 +3,11 @@
 Each wave is the tasks whose dependencies have succeeded, up to ``max_parallel`` and what is
 left of the step budget. The router sends each to its own `run_task` (a separate LangGraph
 task, so a finished one is durable as soon as it ends and is not run again on resume); when a
-wave is done, `execute` runs again for the next one, and after the last the round goes to the
-judge. Tasks that cannot run get their result here: skipped (a dependency failed, or the budget
-is spent but for the judge's step), refused (a tool the task type or phase may not use, recorded
-in ``tool_violations``), or timeout (the round's time is up). A refused task that carries a
-justification asks the
-person first when tool-permission reviews are on.
+wave is done, `execute` runs again for the next one; the last wave, the one no task waits for,
+goes straight to the judge. Tasks that cannot run get their result here: skipped (a dependency
+failed, or the budget is spent but for the judge's step), refused (a tool the task type or phase
+may not use, recorded in ``tool_violations``), or timeout (the round's time is up). A refused
+task that carries a justification asks the person first when tool-permission reviews are on.
 """
 
 from __future__ import annotations
@@ -154,4 +153,12 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
         update["results"] = new
     if violations:
         update["tool_violations"] = violations
-    return update | {"dispatch": dispatch, "wave": wave if dispatch else state.get("wave", 0)}
+    # Nothing left for another pass (every task settled or in this wave): the wave's tasks go
+    # straight to the judge, a super-step and a checkpoint fewer per round.
+    sent = {item["task"]["id"] for item in dispatch}
+    last = bool(sent) and all(t["id"] in done or t["id"] in sent for t in tasks)
+    return update | {
+        "dispatch": dispatch,
+        "wave": wave if dispatch else state.get("wave", 0),
+        "last_wave": last,
+    }

@@ -64,6 +64,11 @@ def route_after_execute(state: State) -> Literal["human_review", "judge"] | list
     return "judge"
 
 
+def route_after_run_task(state: State) -> Literal["execute", "judge"]:
+    """After a wave: the next wave, or the judge when no task waits for this one."""
+    return "judge" if state.get("last_wave") else "execute"
+
+
 def route_after_judge(state: State) -> Literal["summarize", "human_review", "plan", "replan"]:
     """SPEC section 2, after judge: the first rule that holds wins."""
     if _must_stop(state):

@@ -223,10 +223,12 @@ class State(TypedDict, total=False):
     """Rounds planned so far in the whole run; numbers the journal keys."""
     phase_window_seq: int
     """`round_seq` before the first round of the current phase or of its latest replan."""
-    dispatch: list[str]
-    """Task ids `execute` hands to `run_task` in the current wave."""
+    dispatch: list[TaskInput]
+    """What `execute` hands to `run_task`s in the current wave, one item per task."""
     wave: int
     """Waves dispatched so far in the current round."""
+    last_wave: bool
+    """Whether no task waits for the current wave: its `run_task`s hand over to the judge."""
     tool_decisions: dict[str, str]
     """A person's allow / deny for justified tool requests, by journal key."""
     judgement: dict[str, Any] | None
