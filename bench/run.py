@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         systems = compare(sizes, latency, work, tool_seconds=0.05)
         long_records = compare([64], latency, work, tool_seconds=0.05, record_tokens=1000)
-        per_action = overhead(64, work, repeats=1 if args.quick else 3)
+        per_action = overhead(64, work, repeats=1 if args.quick else 5)
         growth = checkpoint_growth(work, [25, 50, 100] if args.quick else [50, 100, 200])
         parallel = parallel_round(work)
         many = many_threads(work, 1_000 if args.quick else 10_000)
@@ -408,6 +408,12 @@ def table(r: dict[str, Any]) -> str:
             f"{over['phasegraph_ms_per_action']:.2f}",
             f"<= {over['react_ms_per_action']:.2f}",
             over["phasegraph_over_react"] <= 1.0,
+        ),
+        (
+            "  same, checkpoints in memory (framework alone)",
+            f"{over['phasegraph_ms_per_action_in_memory']:.2f}",
+            f"vs {over['react_ms_per_action_in_memory']:.2f}",
+            None,
         ),
         (
             "checkpoint bytes, x per doubling of steps",
