@@ -3,10 +3,11 @@
 Both systems get the same model (the embedded Qwen2.5-Coder-0.5B, one llama.cpp instance in this
 process), the same six built-in workspace tools bound to a fresh copy of the task's files (a
 tool's error comes back to the model as text in both), a SQLite checkpointer and the same budget
-of tool actions: phasegraph's `max_steps`, the ReAct agent's recursion limit (two super-steps per
-action, plus its last answer). A task succeeds when
-its checker accepts the workspace afterwards, however the run ended; a ReAct run that spends its
-budget ends at the recursion limit, which is how that agent stops.
+of model calls and tool actions together, `BUDGET`: the ReAct agent's recursion limit (a model
+call and a tool step per action, plus its last answer) and phasegraph's `max_steps` (its phase
+plan, plans, judges, replans and tool executions; the analysis and the summary are not counted).
+A task succeeds when its checker accepts the workspace afterwards, however the run ended; a
+ReAct run that spends its budget ends at the recursion limit, which is how that agent stops.
 """
 
 from __future__ import annotations
@@ -32,8 +33,10 @@ with warnings.catch_warnings():  # moved to langchain.agents in LangGraph 1.x; s
     warnings.simplefilter("ignore", DeprecationWarning)
     from langgraph.prebuilt import ToolNode, create_react_agent
 
-#: Tool actions each system may make on one task.
+#: Tool actions the ReAct agent may make on one task.
 ACTIONS = 8
+#: Model calls and tool actions each system may spend on one task.
+BUDGET = 2 * ACTIONS + 1
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,7 @@ TASKS = (
 
 
 def _phasegraph(model: BaseChatModel, root: Path, request: str, db: Path) -> str:
-    context = Context(workspace=str(root), max_steps=ACTIONS)
+    context = Context(workspace=str(root), max_steps=BUDGET)
     config = {"configurable": {"thread_id": f"pg-{uuid.uuid4().hex[:8]}"}}
     with SqliteSaver.from_conn_string(str(db)) as saver:
         graph = build_graph(model=model, checkpointer=saver)
@@ -120,7 +123,7 @@ def _react(model: BaseChatModel, root: Path, request: str, db: Path) -> str:
     tools = list(workspace_tools(workspace_settings(Context(workspace=str(root)))))
     config = {
         "configurable": {"thread_id": f"react-{uuid.uuid4().hex[:8]}"},
-        "recursion_limit": 2 * ACTIONS + 1,
+        "recursion_limit": BUDGET,
     }
     with SqliteSaver.from_conn_string(str(db)) as saver, warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
@@ -167,7 +170,7 @@ def run_suite(
                 }
             )
             progress(f"local model: {system} {task.name}: {runs[-1]}")
-    return {"model": type(model).__name__, "actions": ACTIONS, "runs": runs, **totals(runs)}
+    return {"model": type(model).__name__, "budget": BUDGET, "runs": runs, **totals(runs)}
 
 
 def totals(runs: list[dict[str, Any]]) -> dict[str, Any]:
