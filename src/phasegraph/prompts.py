@@ -26,6 +26,9 @@ Each phase has a short unique id (p1, p2, ...), a name, a goal that can be check
 estimated_rounds (1-4 rounds of plan, execute, judge), the ids of earlier phases it depends on,
 and allowed_tools: the names of the tools it may use (empty means all)."""
 
+TOOL_PHASES_NOTE = """One phase: the phase planner named its phases after tools ({names}), \
+which plans no work."""
+
 PHASE_PLAN_USER = """Structured request:
 {structured_request}
 

@@ -118,6 +118,36 @@ def test_the_last_wave_hands_over_to_the_judge_without_another_execute() -> None
     assert sorted(log) == ["t0", "t1", "t2"]
 
 
+NAP = round_plan(("t1", "nap", {"seconds": 0.01, "label": "a"}))
+
+
+def test_phases_named_after_the_tools_become_one_phase_with_the_requests_goal() -> None:
+    # the 0.5B local model copied the tool list out as phases for "write hello.txt", and
+    # answered the same when asked again
+    tool_named = phases("p1", "p2", "p3", rounds=2)
+    for p, name in zip(tool_named["phases"], ["Read file", "write_file", "nap"], strict=True):
+        p["name"] = name
+    script = make_script(phase_planner=[tool_named], plan_tool_call=[NAP])
+    out, _, model, *_ = run_graph(script, sleepy_tools([]))
+    goal = "; ".join([ANALYSIS["core_goal"], *ANALYSIS["requirements"]])
+    assert [(p["id"], p["goal"], p["estimated_rounds"]) for p in out["phases"]] == [("p1", goal, 4)]
+    assert "named its phases after tools (Read file, write_file, nap)" in out["execution_strategy"]
+    assert [name for name, _ in model.calls].count("phase_planner") == 1
+
+
+def test_a_completion_the_judges_own_rate_contradicts_is_not_taken() -> None:
+    # the 0.5B model ended "list the files and write files.md" after listing, at rate 0.1
+    script = make_script(
+        phase_planner=[phases("p1", rounds=2)],
+        plan_tool_call=[NAP, round_plan(("t2", "nap", {"seconds": 0.01, "label": "b"}))],
+        judge_tasks=[judgement(rate=0.1), judgement(rate=1.0)],
+    )
+    out, *_ = run_graph(script, sleepy_tools([]))
+    first, second = (r["judgement"] for r in out["rounds"])
+    assert (first["phase_completed"], first["next_action"]) == (False, "continue_phase")
+    assert (second["phase_completed"], second["next_action"]) == (True, "end_phase")
+
+
 def test_per_task_timeout() -> None:
     log: list[str] = []
     plan = round_plan(

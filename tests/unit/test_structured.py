@@ -11,6 +11,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from phasegraph import ScriptedChatModel
 from phasegraph.state import Judgement, PhasePlan, RoundPlan, StructuredRequest
+from phasegraph.state.schemas import Phase, named_after_tools
 from phasegraph.structured import call_structured, function_spec
 
 from scripts import ANALYSIS, ECHO_ROUND, judgement
@@ -171,6 +172,45 @@ def test_a_phase_that_depends_on_a_later_phase_is_asked_again() -> None:
     result, _ = call([_phases(["p2"], []), _phases([], ["p1"])], PhasePlan, "phase_planner")
     assert "'p1' depends on later phases ['p2']" in result.errors[0]
     assert result.value is not None and result.attempts == 2
+
+
+TOOLS = ["list_files", "read_file", "write_file", "edit_file"]
+
+
+def _named(*names: str) -> list[Phase]:
+    return [Phase(id=f"p{i}", name=n, goal="g", estimated_rounds=1) for i, n in enumerate(names, 1)]
+
+
+def test_phases_named_after_tools_are_found_but_one_phase_may_be_named_like_a_tool() -> None:
+    assert named_after_tools(_named("list_files", "Read file", "Write it"), TOOLS) == [
+        "list_files", "Read file"
+    ]  # fmt: skip
+    assert named_after_tools(_named("List files"), TOOLS) == []
+    assert named_after_tools(_named("List files", "Write the report"), TOOLS) == []
+
+
+def _tasks(*specs: tuple[str, list[str]]) -> dict[str, Any]:
+    return {"tasks": [{"id": i, "tool": "echo", "depends_on": d} for i, d in specs]}
+
+
+def test_a_repeated_task_id_nothing_depends_on_is_numbered() -> None:
+    result, _ = call([_tasks(("t1", []), ("t1", []), ("t1-2", []))], RoundPlan, "plan_tool_call")
+    assert result.value is not None and result.attempts == 1
+    assert [t.id for t in result.value.tasks] == ["t1", "t1-3", "t1-2"]
+
+
+def test_a_repeated_task_id_another_task_depends_on_is_asked_again() -> None:
+    plan = _tasks(("t1", []), ("t1", []), ("t2", ["t1"]))
+    result, _ = call([plan], RoundPlan, "plan_tool_call", retries=0)
+    assert "depends_on names repeated ids ['t1']" in result.errors[0]
+
+
+def test_a_task_dependency_that_names_no_task_of_the_round_is_dropped() -> None:
+    # small models name phases, tools or the task itself here; none of them orders anything
+    plan = _tasks(("t1", ["p1", "t1"]), ("t2", ["t1", "read_file"]))
+    result, _ = call([plan], RoundPlan, "plan_tool_call", retries=0)
+    assert result.value is not None
+    assert [t.depends_on for t in result.value.tasks] == [[], ["t1"]]
 
 
 def test_ask_user_needs_a_question() -> None:

@@ -32,6 +32,9 @@ from phasegraph.state import Judgement, PhaseOutcome, RoundRecord, State, TaskRe
 from phasegraph.structured import call_structured
 from phasegraph.tools.base import truncate
 
+#: The least completion rate at which a judge's "phase completed" is taken.
+COMPLETED_RATE = 0.5
+
 
 def normalise(judgement: Judgement, results: list[TaskResult]) -> dict[str, Any]:
     """The judgement with the facts of execution imposed on it."""
@@ -55,7 +58,12 @@ def normalise(judgement: Judgement, results: list[TaskResult]) -> dict[str, Any]
         )
     data = judgement.model_dump()
     data["task_evaluation"] = evaluations
-    if judgement.phase_completed:
+    if judgement.phase_completed and judgement.phase_completion_rate < COMPLETED_RATE:
+        # A completion the judge's own rate contradicts is not taken (small models end phases
+        # that did nothing this way): the phase goes on, within its round limit.
+        data["phase_completed"] = False
+        data["next_action"] = "continue_phase"
+    elif judgement.phase_completed:
         data["next_action"] = "end_phase"
     return data
 

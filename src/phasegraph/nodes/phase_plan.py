@@ -20,7 +20,24 @@ from phasegraph.nodes._common import (
 )
 from phasegraph.progress import emit
 from phasegraph.state import PhasePlan, State
+from phasegraph.state.schemas import named_after_tools
 from phasegraph.structured import call_structured
+from phasegraph.tools.base import truncate
+
+
+def one_phase(state: State, planned: list[dict[str, Any]]) -> dict[str, Any]:
+    """The whole request as one phase, given the rounds the planner's phases would have taken."""
+    request = state["structured_request"] or {}
+    goal = str(request.get("core_goal", ""))
+    requirements = [str(r) for r in request.get("requirements", [])]
+    return {
+        "id": "p1",
+        "name": truncate(goal, 80),
+        "goal": "; ".join([goal, *requirements]),
+        "estimated_rounds": min(4, sum(p["estimated_rounds"] for p in planned)),
+        "dependencies": [],
+        "allowed_tools": [],
+    }
 
 
 def phase_plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
@@ -48,9 +65,19 @@ def phase_plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str,
         emit(runtime, "stage_failed", node="phase_plan", reason=call.failure)
         return update | stage_failure("phase_plan", call, state)
     phases = [p.model_dump() for p in call.value.phases]
+    strategy = call.value.execution_strategy
+    copied = named_after_tools(call.value.phases, deps.tools_for(context))
+    if copied:
+        # Asking again does not help a model that does this (a small one, decoding greedily:
+        # it answers the same); the work it was asked to split is one phase, its goal the
+        # request's.
+        phases, strategy = (
+            [one_phase(state, phases)],
+            prompts.TOOL_PHASES_NOTE.format(names=", ".join(copied)),
+        )
     update |= {
         "phases": phases,
-        "execution_strategy": call.value.execution_strategy,
+        "execution_strategy": strategy,
         "phase_index": 0,
         "phase_round": 0,
     }
@@ -60,7 +87,7 @@ def phase_plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str,
             "kind": "plan_review",
             "stage": "phase_plan",
             "phases": phases,
-            "execution_strategy": call.value.execution_strategy,
+            "execution_strategy": strategy,
         }
         update["status"] = "awaiting_review"
         emit(runtime, "awaiting_review", kind="plan_review")

@@ -8,6 +8,9 @@ context, so the model is re-asked with the exact complaint.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -87,6 +90,21 @@ def _check_phase_list(phases: list[Phase], info: ValidationInfo) -> list[Phase]:
     return phases
 
 
+def _words(name: str) -> str:
+    return " ".join(re.split(r"[\W_]+", name.lower())).strip()
+
+
+def named_after_tools(phases: list[Phase], tool_names: Iterable[str]) -> list[str]:
+    """Names of phases that are the tool list copied out: several phases named after tools.
+
+    A single phase may be called "List files"; list_files, read_file, edit_file, ... as phases
+    (seen with small models) plan no work.
+    """
+    tools = {_words(t) for t in tool_names}
+    named = [p.name for p in phases if _words(p.name) in tools or _words(p.id) in tools]
+    return named if len(phases) > 1 and len(named) > 1 else []
+
+
 class PhasePlan(_Result):
     """What `phase_plan` returns: the phases of the work."""
 
@@ -127,13 +145,12 @@ class RoundPlan(_Result):
         limit = min(int(ctx.get("max_tasks", MAX_TASKS_PER_ROUND)), MAX_TASKS_PER_ROUND)
         if len(tasks) > limit:
             raise ValueError(f"at most {limit} tasks per round, got {len(tasks)}")
-        ids = [t.id for t in tasks]
-        if len(set(ids)) != len(ids):
-            raise ValueError(f"task ids must be unique, got {ids}")
+        _number_repeated_ids(tasks)
+        ids = {t.id for t in tasks}
         for task in tasks:
-            missing = [d for d in task.depends_on if d not in ids or d == task.id]
-            if missing:
-                raise ValueError(f"task {task.id!r} depends on unknown tasks {missing}")
+            # As with phases: a name that is no other task of the round (small models put phase
+            # ids and tool names here) orders nothing, so it is dropped, not sent back.
+            task.depends_on = [d for d in task.depends_on if d in ids and d != task.id]
         _reject_cycles(tasks)
         allowed = ctx.get("allowed_tools")
         if allowed is not None:
@@ -146,6 +163,25 @@ class RoundPlan(_Result):
                         f"use one of {sorted(allowed)}"
                     )
         return tasks
+
+
+def _number_repeated_ids(tasks: list[Task]) -> None:
+    """Give a repeated task id a suffix, unless a task depends on it (then it is ambiguous)."""
+    counts = Counter(t.id for t in tasks)
+    repeated = {tid for tid, n in counts.items() if n > 1}
+    if not repeated:
+        return
+    named = repeated & {d for t in tasks for d in t.depends_on}
+    if named:
+        raise ValueError(f"task ids must be unique; depends_on names repeated ids {sorted(named)}")
+    taken = set(counts)
+    for tid in repeated:
+        copies = [t for t in tasks if t.id == tid]
+        for n, task in enumerate(copies[1:], start=2):
+            while f"{tid}-{n}" in taken:
+                n += 1
+            task.id = f"{tid}-{n}"
+            taken.add(task.id)
 
 
 def _reject_cycles(tasks: list[Task]) -> None:
