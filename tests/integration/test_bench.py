@@ -39,3 +39,4 @@ def test_the_quick_benchmark_runs_and_writes_its_figures(tmp_path: Path) -> None
         assert row["codes_reported"] == row["actions_needed"], row
         assert row["llm_calls"] > 0 and row["prompt_tokens"] > 0
     assert figures["overhead"]["react_ms_per_action"] > 0
+    assert figures["overhead"]["phasegraph_ms_per_action_in_memory"] > 0
