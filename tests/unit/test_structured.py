@@ -10,8 +10,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from phasegraph import ScriptedChatModel
+from phasegraph.nodes.phase_plan import named_after_tools
 from phasegraph.state import Judgement, PhasePlan, RoundPlan, StructuredRequest
-from phasegraph.state.schemas import Phase, named_after_tools
+from phasegraph.state.schemas import Phase
 from phasegraph.structured import call_structured, function_spec
 
 from scripts import ANALYSIS, ECHO_ROUND, judgement

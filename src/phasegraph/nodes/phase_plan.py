@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -19,10 +21,24 @@ from phasegraph.nodes._common import (
     stage_failure,
 )
 from phasegraph.progress import emit
-from phasegraph.state import PhasePlan, State
-from phasegraph.state.schemas import named_after_tools
+from phasegraph.state import Phase, PhasePlan, State
 from phasegraph.structured import call_structured
 from phasegraph.tools.base import truncate
+
+
+def _words(name: str) -> str:
+    return " ".join(re.split(r"[\W_]+", name.lower())).strip()
+
+
+def named_after_tools(phases: list[Phase], tool_names: Iterable[str]) -> list[str]:
+    """Names of phases that are the tool list copied out: several phases named after tools.
+
+    A single phase may be called "List files"; list_files, read_file, edit_file, ... as phases
+    (seen with small models) plan no work.
+    """
+    tools = {_words(t) for t in tool_names}
+    named = [p.name for p in phases if _words(p.name) in tools or _words(p.id) in tools]
+    return named if len(phases) > 1 and len(named) > 1 else []
 
 
 def one_phase(state: State, planned: list[dict[str, Any]]) -> dict[str, Any]:

@@ -8,9 +8,7 @@ context, so the model is re-asked with the exact complaint.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -88,21 +86,6 @@ def _check_phase_list(phases: list[Phase], info: ValidationInfo) -> list[Phase]:
             raise ValueError(f"phase {phase.id!r} depends on later phases {later}")
         seen.add(phase.id)
     return phases
-
-
-def _words(name: str) -> str:
-    return " ".join(re.split(r"[\W_]+", name.lower())).strip()
-
-
-def named_after_tools(phases: list[Phase], tool_names: Iterable[str]) -> list[str]:
-    """Names of phases that are the tool list copied out: several phases named after tools.
-
-    A single phase may be called "List files"; list_files, read_file, edit_file, ... as phases
-    (seen with small models) plan no work.
-    """
-    tools = {_words(t) for t in tool_names}
-    named = [p.name for p in phases if _words(p.name) in tools or _words(p.id) in tools]
-    return named if len(phases) > 1 and len(named) > 1 else []
 
 
 class PhasePlan(_Result):
