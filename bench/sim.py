@@ -37,6 +37,7 @@ from langchain_core.tools import BaseTool, tool
 from pydantic import Field
 
 from phasegraph import ScriptedChatModel
+from phasegraph.scripted import forced_name
 
 WIDTH = 8
 """Chains per task: the reads of one level are independent of each other."""
@@ -212,12 +213,10 @@ class PolicyModel(ScriptedChatModel):
         choice = kwargs.get("tool_choice")
         tools = kwargs.get("tools") or []
         if choice in ("any", "required") and len(tools) == 1:
-            choice = tools[0]["function"]["name"]  # with_structured_output of one schema
-        elif isinstance(choice, dict):
-            choice = (choice.get("function") or {}).get("name")
-        if choice in ("auto", "none", "any", "required"):
-            choice = None
-        return ChatResult(generations=[ChatGeneration(message=self.policy(messages, choice))])
+            name = tools[0]["function"]["name"]  # with_structured_output of one schema
+        else:
+            name = forced_name(choice)
+        return ChatResult(generations=[ChatGeneration(message=self.policy(messages, name))])
 
 
 @dataclass

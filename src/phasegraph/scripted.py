@@ -103,7 +103,7 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        name = _forced_name(kwargs.get("tool_choice"))
+        name = forced_name(kwargs.get("tool_choice"))
         with self._lock:
             self._calls.append((name, list(messages)))
         found, item = self._next_item(name or TEXT_KEY, messages)
@@ -128,7 +128,8 @@ class ScriptedChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
-def _forced_name(tool_choice: Any) -> str | None:
+def forced_name(tool_choice: Any) -> str | None:
+    """The function a ``tool_choice`` forces, by name or as an OpenAI dict; None for a mode."""
     if isinstance(tool_choice, str) and tool_choice not in ("auto", "none", "any", "required"):
         return tool_choice
     if isinstance(tool_choice, dict):
