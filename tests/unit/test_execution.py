@@ -420,3 +420,21 @@ def test_a_replan_keeps_what_the_replaced_phase_found(run) -> None:
         ("p1", "replanned", 1),
         ("p2", "completed", 1),
     ]
+
+
+def test_a_replan_that_reuses_a_finished_phase_id_gets_a_new_one(run) -> None:
+    # the embedded 0.5B model restarts at p1 when it replans; sent back, it answered the same
+    # until the budget ran out, and the run failed
+    script = make_script(
+        phase_planner=[phases("p1", "p2")],
+        judge_tasks=[judgement(), judgement("replan", completed=False, rate=0.2), judgement()],
+        replanner=[{"status": "replanned", "phases": [phase("p1")]}],
+    )
+    out, _, model = run(script)
+    assert out["status"] == "completed"
+    assert len(model.calls_of("replanner")) == 1
+    assert [(o["phase_id"], o["ended_by"]) for o in out["phase_outcomes"]] == [
+        ("p1", "completed"),
+        ("p2", "replanned"),
+        ("p1-2", "completed"),
+    ]

@@ -164,10 +164,10 @@ class TestInTheGraph:
         assert len(model.calls_of("replanner")) == 1
         assert out["phase_outcomes"][-1]["ended_by"] == "replan_cap"
         assert [r["trigger"] for r in out["reflections"]].count("repeated_action") == 2
-        # the revised phase came back under the replaced one's id: it is renamed, not merged
+        # the revised phase came back under the replaced one's id: it is numbered, not merged
         assert [(o["phase_id"], o["ended_by"]) for o in out["phase_outcomes"]] == [
             ("p1", "replanned"),
-            ("p1-r1", "replan_cap"),
+            ("p1-2", "replan_cap"),
         ]
 
     def test_replan_cap_asks_the_person_when_reviews_are_on(self, tools) -> None:

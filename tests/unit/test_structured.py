@@ -11,11 +11,11 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from phasegraph import ScriptedChatModel
 from phasegraph.nodes.phase_plan import named_after_tools
-from phasegraph.state import Judgement, PhasePlan, RoundPlan, StructuredRequest
+from phasegraph.state import Judgement, PhasePlan, Replan, RoundPlan, StructuredRequest
 from phasegraph.state.schemas import Phase
 from phasegraph.structured import call_structured, function_spec
 
-from scripts import ANALYSIS, ECHO_ROUND, judgement
+from scripts import ANALYSIS, ECHO_ROUND, judgement, phase
 
 PROMPT = [HumanMessage("go")]
 
@@ -204,6 +204,23 @@ def test_a_repeated_task_id_another_task_depends_on_is_asked_again() -> None:
     plan = _tasks(("t1", []), ("t1", []), ("t2", ["t1"]))
     result, _ = call([plan], RoundPlan, "plan_tool_call", retries=0)
     assert "depends_on names repeated ids ['t1']" in result.errors[0]
+
+
+def _phase(pid: str, dependencies: list[str] | None = None) -> dict[str, Any]:
+    return phase(pid) | {"dependencies": dependencies or []}
+
+
+def test_a_phase_id_used_twice_or_by_a_finished_phase_is_numbered() -> None:
+    twice = {"phases": [_phase("p1"), _phase("p1"), _phase("p2", ["p1"])]}
+    result, _ = call([twice], PhasePlan, "phase_planner", retries=0)
+    assert result.value is not None
+    assert [p.id for p in result.value.phases] == ["p1", "p1-2", "p2"]
+    # a replan that starts again at p1 after p1 and p1-2 finished
+    again = {"status": "replanned", "phases": [_phase("p1"), _phase("p3", ["p1"])]}
+    context = {"done_phase_ids": ["p1", "p1-2"]}
+    result, _ = call([again], Replan, "replanner", retries=0, validation_context=context)
+    assert result.value is not None
+    assert [(p.id, p.dependencies) for p in result.value.phases] == [("p1-3", []), ("p3", ["p1"])]
 
 
 def test_a_task_dependency_that_names_no_task_of_the_round_is_dropped() -> None:

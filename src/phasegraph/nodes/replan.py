@@ -99,7 +99,9 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
         retries=retries_within_budget(state, context.max_parse_retries),
         validation_context={
             "max_phases": context.max_phases,
-            "done_phase_ids": [p["id"] for p in state["phases"][:index]],
+            # The replaced phase, once it ran rounds, keeps its id (reports group its rounds by
+            # it); a revised version that comes back under it is numbered by validation.
+            "done_phase_ids": [p["id"] for p in kept],
         },
     )
     update: dict[str, Any] = call.counters(counted=True)
@@ -114,12 +116,6 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
         emit(runtime, "replanned", status="done")
         return update | {"final_response": call.value.response, "stop_reason": "done"}
     phases = [p.model_dump() for p in call.value.phases]
-    if interrupted:
-        # A revised version of the interrupted phase often comes back under its id; the id
-        # must name one phase only (reports group rounds by it), so the new one is renamed.
-        for p in phases:
-            if p["id"] == interrupted["phase_id"]:
-                p["id"] = f"{p['id']}-r{update['replan_count']}"
     update |= {
         "phases": kept + phases,
         "phase_round": 0,

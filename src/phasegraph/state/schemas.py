@@ -9,6 +9,7 @@ context, so the model is re-asked with the exact complaint.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence, Set
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -65,13 +66,25 @@ class Phase(_Result):
     )
 
 
-def _check_phase_list(phases: list[Phase], info: ValidationInfo) -> list[Phase]:
-    """Shared checks of a phase list: count, unique ids, dependencies on earlier phases only."""
+def _check_phase_list(
+    phases: list[Phase], info: ValidationInfo, *, number_repeats: bool = True
+) -> list[Phase]:
+    """Shared checks of a phase list: count, unique ids, dependencies on earlier phases only.
+
+    A model's repeated ids are numbered (``number_repeats``); a person's are an error to fix.
+    """
     ctx = info.context or {}
     limit = min(int(ctx.get("max_phases", MAX_PHASES)), MAX_PHASES)
     if len(phases) > limit:
         raise ValueError(f"at most {limit} phases are allowed, got {len(phases)}")
     done_ids = set(ctx.get("done_phase_ids", ()))
+    # An id used twice, or already a finished phase's (small models restart at p1 when they
+    # replan), is numbered rather than sent back: asked again, a small model answers the same.
+    # Ids must stay unique because reports and prompts group rounds and outcomes by them.
+    # Dependencies only order phases, and both phases of a shared id come earlier, so the name
+    # a dependency gives keeps a meaning whichever it meant.
+    if number_repeats:
+        _number_repeated_ids(phases, reserved=done_ids)
     listed = {phase.id for phase in phases}
     seen: set[str] = set()
     for phase in phases:
@@ -128,7 +141,15 @@ class RoundPlan(_Result):
         limit = min(int(ctx.get("max_tasks", MAX_TASKS_PER_ROUND)), MAX_TASKS_PER_ROUND)
         if len(tasks) > limit:
             raise ValueError(f"at most {limit} tasks per round, got {len(tasks)}")
-        _number_repeated_ids(tasks)
+        # Within a round, depends_on decides what waits for what, so a dependency on a
+        # repeated id cannot be resolved by numbering and is sent back.
+        counts = Counter(t.id for t in tasks)
+        named = {d for t in tasks for d in t.depends_on if counts[d] > 1}
+        if named:
+            raise ValueError(
+                f"task ids must be unique; depends_on names repeated ids {sorted(named)}"
+            )
+        _number_repeated_ids(tasks, reserved=set())
         ids = {t.id for t in tasks}
         for task in tasks:
             # As with phases: a name that is no other task of the round (small models put phase
@@ -148,23 +169,18 @@ class RoundPlan(_Result):
         return tasks
 
 
-def _number_repeated_ids(tasks: list[Task]) -> None:
-    """Give a repeated task id a suffix, unless a task depends on it (then it is ambiguous)."""
-    counts = Counter(t.id for t in tasks)
-    repeated = {tid for tid, n in counts.items() if n > 1}
-    if not repeated:
-        return
-    named = repeated & {d for t in tasks for d in t.depends_on}
-    if named:
-        raise ValueError(f"task ids must be unique; depends_on names repeated ids {sorted(named)}")
-    taken = set(counts)
-    for tid in repeated:
-        copies = [t for t in tasks if t.id == tid]
-        for n, task in enumerate(copies[1:], start=2):
-            while f"{tid}-{n}" in taken:
+def _number_repeated_ids(items: Sequence[Phase] | Sequence[Task], reserved: Set[str]) -> None:
+    """Give each id already used (earlier in the list, or in ``reserved``) a free suffix: t1-2."""
+    taken = set(reserved) | {item.id for item in items}
+    seen = set(reserved)
+    for item in items:
+        if item.id in seen:
+            base, n = item.id, 2
+            while f"{base}-{n}" in taken:
                 n += 1
-            task.id = f"{tid}-{n}"
-            taken.add(task.id)
+            item.id = f"{base}-{n}"
+            taken.add(item.id)
+        seen.add(item.id)
 
 
 def _reject_cycles(tasks: list[Task]) -> None:
@@ -277,7 +293,7 @@ class Edit(_Feedback):
     @field_validator("phases")
     @classmethod
     def _phases_ok(cls, phases: list[Phase], info: ValidationInfo) -> list[Phase]:
-        return _check_phase_list(phases, info)
+        return _check_phase_list(phases, info, number_repeats=False)
 
 
 class Modify(_Feedback):
