@@ -45,6 +45,7 @@ class ScriptedChatModel(BaseChatModel):
     _positions: dict[str, int] = PrivateAttr(default_factory=dict)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _calls: list[tuple[str | None, list[BaseMessage]]] = PrivateAttr(default_factory=list)
+    _tools: list[tuple[str | None, list[dict[str, Any]]]] = PrivateAttr(default_factory=list)
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedChatModel:
@@ -72,6 +73,11 @@ class ScriptedChatModel(BaseChatModel):
     def calls_of(self, name: str | None) -> list[list[BaseMessage]]:
         """The prompts of every call that forced ``name``."""
         return [msgs for fn, msgs in self.calls if fn == name]
+
+    def tools_of(self, name: str | None) -> list[list[dict[str, Any]]]:
+        """The function definitions bound to every call that forced ``name``."""
+        with self._lock:
+            return [tools for fn, tools in self._tools if fn == name]
 
     def bind_tools(
         self,
@@ -106,6 +112,7 @@ class ScriptedChatModel(BaseChatModel):
         name = forced_name(kwargs.get("tool_choice"))
         with self._lock:
             self._calls.append((name, list(messages)))
+            self._tools.append((name, list(kwargs.get("tools") or [])))
         found, item = self._next_item(name or TEXT_KEY, messages)
         prompt_chars = sum(len(str(m.content)) for m in messages)
         if isinstance(item, BaseException):

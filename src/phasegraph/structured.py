@@ -10,6 +10,7 @@ text is accepted too, after the same validation.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import re
@@ -76,25 +77,25 @@ def _function_spec_json(name: str, schema: type[BaseModel]) -> str:
             "function": {
                 "name": name,
                 "description": (schema.__doc__ or name).strip().splitlines()[0],
-                "parameters": _without_titles(schema.model_json_schema()),
+                "parameters": without_titles(schema.model_json_schema()),
             },
         }
     )
 
 
-def _without_titles(node: Any, *, names: bool = False) -> Any:
+def without_titles(node: Any, *, names: bool = False) -> Any:
     """A JSON schema without pydantic's "title" keys: field names again, tokens in every call.
 
     ``names`` marks a mapping of property names, where "title" is a field like any other.
     """
     if isinstance(node, dict):
         return {
-            key: _without_titles(value, names=key in ("properties", "$defs") and not names)
+            key: without_titles(value, names=key in ("properties", "$defs") and not names)
             for key, value in node.items()
             if names or key != "title" or not isinstance(value, str)
         }
     if isinstance(node, list):
-        return [_without_titles(item) for item in node]
+        return [without_titles(item) for item in node]
     return node
 
 
@@ -106,9 +107,16 @@ def call_structured(
     *,
     retries: int,
     validation_context: Mapping[str, Any] | None = None,
+    parameters: Mapping[str, Any] | None = None,
 ) -> StageCall[M]:
-    """Ask ``model`` for one call of function ``name`` and validate it with ``schema``."""
+    """Ask ``model`` for one call of function ``name`` and validate it with ``schema``.
+
+    ``parameters``, when given, is the JSON schema sent instead of ``schema``'s own: a narrower
+    one for this call (the plan's, typed per tool); validation is still ``schema``'s.
+    """
     spec = function_spec(name, schema)
+    if parameters is not None:
+        spec["function"]["parameters"] = copy.deepcopy(dict(parameters))
     bound: Runnable[LanguageModelInput, BaseMessage]
     base = list(messages)
     try:

@@ -95,3 +95,22 @@ def test_the_prebuilt_react_agent_calls_tools_on_the_embedded_model(tmp_path: Pa
     hello = tmp_path / "hello.txt"
     with_text = hello.read_text() if hello.is_file() else "(none)"
     print(f"\n[local model, create_react_agent] tools={[r.name for r in results]} {with_text!r}")
+
+
+def test_the_embedded_model_plans_the_tool_the_request_needs(tmp_path: Path) -> None:
+    # Under RoundPlan's free-form schema the 0.5B model planned list_files(path, output=...) for
+    # this request; with tasks typed by tool and the purpose asked first, it writes the file.
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from phasegraph import Context
+
+    graph = build_graph(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "write"}}
+    request = "Write a file named hello.txt containing exactly: Hello, world!"
+    # the phase plan, one plan, its tool and its judge
+    context = Context(workspace=str(tmp_path), max_steps=4)
+    out = graph.invoke({"request": request}, config, context=context)
+    first = out["rounds"][0]["tasks"][0]
+    assert (first["tool"], first["arguments"].get("path")) == ("write_file", "hello.txt"), first
+    assert (tmp_path / "hello.txt").read_text().strip() == "Hello, world!"
+    assert out["final_summary"].strip()

@@ -225,6 +225,40 @@ def test_phase_allowed_tools_narrow_further() -> None:
     assert log == []
 
 
+NAP = round_plan(("n", "nap", {"seconds": 0, "label": "n"}))
+
+
+def _task_options(model: ScriptedChatModel) -> list[dict[str, Any]]:
+    spec = model.tools_of("plan_tool_call")[0][0]["function"]["parameters"]
+    return spec["properties"]["tasks"]["items"]["anyOf"]
+
+
+def test_the_plan_schema_types_each_task_by_an_allowed_tool() -> None:
+    # the embedded 0.5B model wrote list_files(output=...) for "write hello.txt" under the
+    # free-form schema, and write_file(path, content) under this one (bench/local_suite.py)
+    narrow = {"phases": [phase("p1", tools=["read_file", "nap"])], "execution_strategy": ""}
+    script = make_script(phase_planner=[narrow], plan_tool_call=[NAP])
+    _, _, model, *_ = run_graph(script, sleepy_tools([]))
+    options = _task_options(model)
+    assert [o["properties"]["tool"] for o in options] == [{"const": "nap"}, {"const": "read_file"}]
+    nap = options[0]
+    assert nap["properties"]["arguments"]["required"] == ["seconds", "label"]
+    assert nap["properties"]["arguments"]["properties"]["seconds"] == {"type": "number"}
+    # the purpose is asked before the tool, and required, so an in-order decoder states it first
+    assert list(nap["properties"])[:4] == ["id", "purpose", "tool", "arguments"]
+    assert nap["required"] == ["id", "purpose", "tool", "arguments"]
+    assert all("justification" not in o["properties"] for o in options)
+
+
+def test_with_permission_reviews_the_plan_schema_also_offers_a_justified_other_tool() -> None:
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=[NAP])
+    _, _, model, graph, config, context = run_graph(script, sleepy_tools([]), review="all")
+    resume(graph, config, {"action": "approve"}, context=context)
+    free = _task_options(model)[-1]
+    assert free["properties"]["tool"]["type"] == "string"
+    assert "justification" in free["required"]
+
+
 def test_justified_request_asks_the_person_and_allow_runs_it() -> None:
     log: list[str] = []
     research = dict(ANALYSIS, task_type="research")

@@ -55,6 +55,17 @@ def test_function_spec_leaves_out_pydantics_titles_but_not_a_field_called_title(
     assert '"title"' not in json.dumps(function_spec("judge_tasks", Judgement))
 
 
+def test_free_text_states_a_length_that_validation_does_not_enforce() -> None:
+    # under a grammar the length bounds a small model that repeats itself inside a string (the
+    # 0.5B default filled user_summary until its answer was cut off); others may write more
+    props = function_spec("judge_tasks", Judgement)["function"]["parameters"]["properties"]
+    assert props["user_summary"]["maxLength"] == 600
+    assert props["internal_analysis"]["maxLength"] == 600
+    long = judgement() | {"user_summary": "All done. " * 90}
+    result, _ = call([long], Judgement, "judge_tasks", retries=0)
+    assert result.value is not None and len(result.value.user_summary) == 900
+
+
 def test_function_spec_is_built_once_and_handed_out_as_a_copy(monkeypatch) -> None:
     # Pydantic builds a JSON schema anew on each call: a stage call paid for it every time.
     built: list[str] = []

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
@@ -35,7 +37,7 @@ from phasegraph.nodes._common import (
 )
 from phasegraph.progress import emit
 from phasegraph.state import PhaseOutcome, RoundPlan, RoundRecord, State
-from phasegraph.structured import call_structured
+from phasegraph.structured import call_structured, function_spec, without_titles
 from phasegraph.tools import describe_tools
 from phasegraph.tools.base import truncate
 
@@ -86,6 +88,69 @@ def render_history(rounds: Sequence[RoundRecord], budget_tokens: int) -> str:
     return fit_to_budget(render, budget_tokens)
 
 
+def plan_parameters(tools: Sequence[BaseTool], *, may_ask: bool) -> dict[str, Any]:
+    """The schema `plan_tool_call` is sent: each task typed by the tool it names.
+
+    RoundPlan's own schema leaves a task's tool a free string and its arguments any object; a
+    model that decodes under the schema's grammar then wrote the first listed tool with invented
+    arguments (list_files with "output" for "write hello.txt"). Here a task is one of the
+    allowed tools, each with its own parameters, and its purpose is asked before its tool.
+    ``may_ask`` adds the free form with a justification: the tool-permission path of SPEC 5.
+    Validation is still RoundPlan's, so a model that reads this as a hint loses nothing.
+    """
+    parameters: dict[str, Any] = function_spec("plan_tool_call", RoundPlan)["function"][
+        "parameters"
+    ]
+    task = parameters["$defs"].pop("Task")
+    if not tools:
+        parameters["$defs"]["Task"] = task
+        return parameters
+    # The fields every option shares, bare: a copy of their descriptions in each option cost
+    # about 100 prompt tokens per tool; the tasks array says once what they mean.
+    text = {"type": "string"}
+    options: list[dict[str, Any]] = [
+        {
+            "type": "object",
+            "properties": {
+                "id": text,
+                "purpose": text | _at_most(task["properties"]["purpose"]),
+                "tool": {"const": tool.name},
+                "arguments": _arguments_schema(tool),
+                "depends_on": {"type": "array", "items": text},
+            },
+            "required": ["id", "purpose", "tool", "arguments"],
+        }
+        for tool in tools
+    ]
+    parameters["properties"]["tasks"]["description"] = TASK_FIELDS
+    if may_ask:
+        options.append(task | {"required": ["id", "purpose", "tool", "arguments", "justification"]})
+    if not parameters["$defs"]:
+        del parameters["$defs"]
+    parameters["properties"]["tasks"]["items"] = {"anyOf": options}
+    return parameters
+
+
+TASK_FIELDS = (
+    "Each task: id (unique in the round, e.g. t1), purpose (why it helps the phase goal), the "
+    "tool and its arguments, depends_on (ids of tasks of this round that must finish first)."
+)
+
+
+def _at_most(field: dict[str, Any]) -> dict[str, Any]:
+    return {"maxLength": field["maxLength"]} if "maxLength" in field else {}
+
+
+def _arguments_schema(tool: BaseTool) -> dict[str, Any]:
+    """A tool's parameters without titles and descriptions (the prompt's tool list has them)."""
+    schema: dict[str, Any] = without_titles(convert_to_openai_tool(tool)["function"]["parameters"])
+    for spec in schema.get("properties", {}).values():
+        if isinstance(spec, dict):
+            spec.pop("description", None)
+    schema.pop("description", None)
+    return schema
+
+
 # Finished phases a plan prompt names with their outcome; older ones are only counted.
 EARLIER_PHASES_SHOWN = 3
 PHASE_SUMMARY_CHARS = 400
@@ -119,6 +184,7 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     phase = current_phase(state)
     round_no = state.get("phase_round", 0) + 1
     tools = phase_allowed_tools(state, phase, deps, context)
+    available = deps.tools_for(context)
     request = state["structured_request"] or {}
     note = state.get("reflection_note")
     fields = {
@@ -133,7 +199,7 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         "phase_goal": phase["goal"],
         "round": round_no,
         "round_limit": round_limit(phase, limits),
-        "tools": describe_tools(deps.tools_for(context)[t] for t in tools),
+        "tools": describe_tools(available[t] for t in tools),
         "reflection": prompts.REFLECTION.format(note=note) if note else "",
     }
     fixed = tokens(prompts.PLAN_USER.format(history="", **fields))
@@ -149,6 +215,9 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         messages,
         retries=retries_within_budget(state, context.max_parse_retries, keep=AFTER_PLAN),
         validation_context={"allowed_tools": tools, "max_tasks": context.max_tasks_per_round},
+        parameters=plan_parameters(
+            [available[t] for t in tools], may_ask=limits_of(state)["review"] == "all"
+        ),
     )
     update: dict[str, Any] = call.counters(counted=True)
     round_plan = call.value or _insisting_plan(call.last_arguments, context)

@@ -20,6 +20,17 @@ MAX_TASKS_PER_ROUND = 8
 NextAction = Literal["continue_phase", "end_phase", "retry_failed", "replan", "ask_user"]
 
 
+def _at_most(chars: int) -> dict[str, Any]:
+    """A length the JSON schema states for a free-text field, without validation enforcing it.
+
+    Decoded under a grammar, a small model can repeat itself inside a string until the answer is
+    cut off (the 0.5B default once filled a judge's user_summary to its token limit, three
+    attempts running); with ``maxLength`` the grammar closes the string. A longer answer from a
+    model that reads the schema as a hint is still taken: refusing it would cost a step.
+    """
+    return {"maxLength": chars}
+
+
 class _Result(BaseModel):
     """Base of the stage results: extra fields a model adds are tolerated and dropped."""
 
@@ -29,7 +40,11 @@ class _Result(BaseModel):
 class StructuredRequest(_Result):
     """What `analyse` makes of the raw request; later stages see only this."""
 
-    core_goal: str = Field(min_length=1, description="The goal of the request in one sentence.")
+    core_goal: str = Field(
+        min_length=1,
+        description="The goal of the request in one sentence.",
+        json_schema_extra=_at_most(400),
+    )
     requirements: list[str] = Field(default_factory=list, description="What must be delivered.")
     constraints: list[str] = Field(default_factory=list, description="Limits the work must keep.")
     complexity: Literal["simple", "medium", "complex"] = Field(description="Overall difficulty.")
@@ -55,8 +70,10 @@ class Phase(_Result):
     """One phase of the work."""
 
     id: str = Field(min_length=1, description="Short unique id, e.g. p1.")
-    name: str = Field(min_length=1, description="Short name.")
-    goal: str = Field(min_length=1, description="What the phase must achieve.")
+    name: str = Field(min_length=1, description="Short name.", json_schema_extra=_at_most(100))
+    goal: str = Field(
+        min_length=1, description="What the phase must achieve.", json_schema_extra=_at_most(400)
+    )
     estimated_rounds: int = Field(ge=1, le=4, description="Plan-execute-judge rounds expected.")
     dependencies: list[str] = Field(
         default_factory=list, description="Ids of earlier phases this one needs."
@@ -117,9 +134,15 @@ class Task(_Result):
     """One tool call planned for a round."""
 
     id: str = Field(min_length=1, description="Unique id within the round, e.g. t1.")
+    # Before the tool: a model that decodes in order says what it wants done, then picks the
+    # tool for it (see `phasegraph.nodes.plan.plan_parameters`).
+    purpose: str = Field(
+        default="",
+        description="Why this call helps the phase goal.",
+        json_schema_extra=_at_most(200),
+    )
     tool: str = Field(min_length=1, description="Name of one of the listed tools.")
     arguments: dict[str, Any] = Field(default_factory=dict, description="The tool's arguments.")
-    purpose: str = Field(default="", description="Why this call helps the phase goal.")
     depends_on: list[str] = Field(
         default_factory=list, description="Ids of tasks of this round that must finish first."
     )
@@ -132,7 +155,11 @@ class RoundPlan(_Result):
     """What `plan` returns: the tool calls of one round."""
 
     tasks: list[Task] = Field(min_length=1, max_length=MAX_TASKS_PER_ROUND)
-    reasoning: str = Field(default="", description="Why these tasks, in a sentence or two.")
+    reasoning: str = Field(
+        default="",
+        description="Why these tasks, in a sentence or two.",
+        json_schema_extra=_at_most(400),
+    )
 
     @field_validator("tasks")
     @classmethod
@@ -201,7 +228,7 @@ class TaskEvaluation(_Result):
     task_id: str
     status: Literal["done", "failed", "partial"]
     quality: int = Field(ge=0, le=10)
-    comment: str = ""
+    comment: str = Field(default="", json_schema_extra=_at_most(200))
 
 
 class Judgement(_Result):
@@ -212,8 +239,12 @@ class Judgement(_Result):
         ge=0.0, le=1.0, description="How much of the phase goal is done, from 0.0 to 1.0."
     )
     phase_completed: bool
-    internal_analysis: str = ""
-    user_summary: str = Field(min_length=10, description="What the round achieved, for a person.")
+    internal_analysis: str = Field(default="", json_schema_extra=_at_most(600))
+    user_summary: str = Field(
+        min_length=10,
+        description="What the round achieved, for a person.",
+        json_schema_extra=_at_most(600),
+    )
     next_action: NextAction
     failed_reason: str | None = None
     question: str | None = Field(default=None, description="Required when next_action is ask_user.")
