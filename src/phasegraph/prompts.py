@@ -52,6 +52,12 @@ Tools you may use:
 {tools}
 {history}{reflection}"""
 
+#: What the fields of a planned task mean, said once in the plan's schema (its per-tool task
+#: forms are bare, see `phasegraph.nodes.plan.plan_parameters`).
+PLAN_TASK_FIELDS = """Each task: id (unique in the round, e.g. t1), purpose (why it helps the \
+phase goal), the tool and its arguments, depends_on (ids of tasks of this round that must finish \
+first)."""
+
 EARLIER_PHASES = """Phases finished before this one:
 {phases}
 

@@ -122,19 +122,13 @@ def plan_parameters(tools: Sequence[BaseTool], *, may_ask: bool) -> dict[str, An
         }
         for tool in tools
     ]
-    parameters["properties"]["tasks"]["description"] = TASK_FIELDS
+    parameters["properties"]["tasks"]["description"] = prompts.PLAN_TASK_FIELDS
     if may_ask:
         options.append(task | {"required": ["id", "purpose", "tool", "arguments", "justification"]})
     if not parameters["$defs"]:
         del parameters["$defs"]
     parameters["properties"]["tasks"]["items"] = {"anyOf": options}
     return parameters
-
-
-TASK_FIELDS = (
-    "Each task: id (unique in the round, e.g. t1), purpose (why it helps the phase goal), the "
-    "tool and its arguments, depends_on (ids of tasks of this round that must finish first)."
-)
 
 
 def _at_most(field: dict[str, Any]) -> dict[str, Any]:
