@@ -145,7 +145,7 @@ def test_round_limit_ends_phase_as_incomplete(run, tool_log) -> None:
     assert len(out["rounds"]) == 4
     assert out["status"] == "completed"
     summarizer_prompt = model.calls_of("summarizer")[0][-1].content
-    assert summarizer_prompt.count("ended incomplete, round_limit") == 2
+    assert summarizer_prompt.count("ended incomplete (round_limit)") == 2
 
 
 def test_a_budget_too_small_for_another_round_ends_as_budget_exhausted(run) -> None:

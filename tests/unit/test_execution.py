@@ -430,9 +430,13 @@ def test_a_new_phase_plans_with_what_the_earlier_phases_found(run) -> None:
     assert out["status"] == "completed"
     prompts_ = [m[-1].content for m in model.calls_of("plan_tool_call")]
     assert "K-4711" not in prompts_[0]
-    assert "Phases finished before this one:\n- phase p1 (completed): The key" in prompts_[1]
+    line = "- phase p1 (p1): completed after 1 round(s) - The key for the next phase is K-4711."
+    assert f"Phases finished before this one:\n{line}" in prompts_[1]
     # only the latest few phases are named: the prompt does not grow with the phases done
-    assert "K-4711" not in prompts_[4] and "(1 earlier phases not shown)" in prompts_[4]
+    assert "K-4711" not in prompts_[4]
+    assert "1 earlier phases finished, 1 of them completed." in prompts_[4]
+    # the summary names finished phases the same way
+    assert line[2:] in model.calls_of("summarizer")[0][-1].content
 
 
 def test_a_replan_keeps_what_the_replaced_phase_found(run) -> None:
@@ -448,7 +452,8 @@ def test_a_replan_keeps_what_the_replaced_phase_found(run) -> None:
     replan_prompt = model.calls_of("replanner")[0][-1].content
     second_plan = model.calls_of("plan_tool_call")[1][-1].content
     assert "K-99" in replan_prompt
-    assert "- phase p1 (ended: replanned): Half done; the key found so far is K-99." in second_plan
+    line = "phase p1 (p1): ended incomplete (replanned) after 1 round(s) - Half done; the key"
+    assert f"- {line}" in second_plan
     report = build_report("t1", out)
     assert [(p["id"], p["ended_by"], len(p["rounds"])) for p in report["phases"]] == [
         ("p1", "replanned", 1),

@@ -18,8 +18,9 @@ from phasegraph.context import Context
 from phasegraph.errors import redact
 from phasegraph.journal import ToolJournal, journal_for
 from phasegraph.models import model_from_context
-from phasegraph.state import Limits, RoundRecord, RunError, State
+from phasegraph.state import Limits, PhaseOutcome, RoundRecord, RunError, State
 from phasegraph.structured import StageCall
+from phasegraph.tools.base import truncate
 from phasegraph.tools.builtin import Toolbox, WorkspaceSettings
 from phasegraph.tools.constraints import allowed_tools
 
@@ -203,3 +204,30 @@ def dump(value: Any) -> str:
 def bullet_list(items: list[str]) -> str:
     """Items as a Markdown list, or a dash when there are none."""
     return "\n".join(f"- {item}" for item in items) if items else "-"
+
+
+def outcome_line(outcome: PhaseOutcome, summary_chars: int | None = None) -> str:
+    """One finished phase, the same in every prompt and summary: how it ended, what it found."""
+    how = "completed" if outcome["completed"] else f"ended incomplete ({outcome['ended_by']})"
+    summary = outcome["summary"]
+    if summary_chars is not None:
+        summary = truncate(summary, summary_chars)
+    return (
+        f"{outcome['name']} ({outcome['phase_id']}): {how} after {outcome['rounds']} "
+        f"round(s) - {summary}"
+    )
+
+
+def recent_outcomes(outcomes: list[PhaseOutcome], shown: int, summary_chars: int) -> list[str]:
+    """The latest ``shown`` finished phases as lines, the ones before them counted in one.
+
+    What finished phases found reaches later prompts only this way (a phase's rounds leave the
+    window when the next starts), so it is kept to a fixed size however many phases ran.
+    """
+    latest = outcomes[-shown:] if shown else []
+    earlier = outcomes[: len(outcomes) - len(latest)]
+    lines = []
+    if earlier:
+        done = sum(1 for o in earlier if o["completed"])
+        lines.append(f"{len(earlier)} earlier phases finished, {done} of them completed.")
+    return lines + [outcome_line(o, summary_chars) for o in latest]

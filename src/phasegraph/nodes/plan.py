@@ -30,6 +30,7 @@ from phasegraph.nodes._common import (
     limits_of,
     phase_allowed_tools,
     phase_window,
+    recent_outcomes,
     retries_within_budget,
     round_limit,
     stage_failure,
@@ -150,23 +151,12 @@ EARLIER_PHASES_SHOWN = 3
 PHASE_SUMMARY_CHARS = 400
 
 
-def render_earlier_phases(outcomes: Sequence[PhaseOutcome]) -> str:
-    """What the phases before this one found, so a new phase does not start blind.
-
-    A phase's own rounds leave its window when the next phase starts; the judge's last summary
-    of each finished phase is what carries their findings forward, within a fixed size.
-    """
-    if not outcomes:
+def _earlier_phases(outcomes: list[PhaseOutcome]) -> str:
+    """What the phases before this one found, so a new phase does not start blind."""
+    lines = recent_outcomes(outcomes, EARLIER_PHASES_SHOWN, PHASE_SUMMARY_CHARS)
+    if not lines:
         return ""
-    shown = list(outcomes[-EARLIER_PHASES_SHOWN:])
-    lines = []
-    if len(outcomes) > len(shown):
-        lines.append(f"({len(outcomes) - len(shown)} earlier phases not shown)")
-    for outcome in shown:
-        how = "completed" if outcome["completed"] else f"ended: {outcome['ended_by']}"
-        summary = truncate(outcome["summary"], PHASE_SUMMARY_CHARS)
-        lines.append(f"- {outcome['name']} ({how}): {summary}")
-    return prompts.EARLIER_PHASES.format(phases="\n".join(lines))
+    return prompts.EARLIER_PHASES.format(phases="\n".join(f"- {line}" for line in lines))
 
 
 def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
@@ -185,7 +175,7 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         "core_goal": request.get("core_goal", ""),
         "requirements": dump(request.get("requirements", [])),
         "constraints": dump(request.get("constraints", [])),
-        "earlier": render_earlier_phases(state.get("phase_outcomes", [])),
+        "earlier": _earlier_phases(state.get("phase_outcomes", [])),
         "phase_number": state["phase_index"] + 1,
         "phase_total": len(state["phases"]),
         "phase_name": phase["name"],

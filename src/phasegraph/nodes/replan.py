@@ -15,6 +15,7 @@ from phasegraph.nodes._common import (
     context_of,
     dump,
     limits_of,
+    recent_outcomes,
     replan_review_on,
     retries_within_budget,
     stage_failure,
@@ -25,20 +26,7 @@ from phasegraph.structured import call_structured
 
 # Finished phases shown one by one in the replan prompt; earlier ones are counted (SPEC 7).
 SHOWN_OUTCOMES = 5
-
-
-def render_outcomes(outcomes: list[PhaseOutcome]) -> str:
-    """Finished phases for a prompt: the latest few in full, the rest as one line."""
-    if not outcomes:
-        return "-"
-    shown = outcomes[-SHOWN_OUTCOMES:]
-    earlier = outcomes[: len(outcomes) - len(shown)]
-    lines = []
-    if earlier:
-        done = sum(1 for o in earlier if o["completed"])
-        lines.append(f"{len(earlier)} earlier phases finished, {done} of them completed.")
-    lines += [dump(o) for o in shown]
-    return "\n".join(lines)
+OUTCOME_SUMMARY_CHARS = 400
 
 
 def interrupted_outcome(state: State) -> PhaseOutcome | None:
@@ -82,7 +70,12 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
         HumanMessage(
             prompts.REPLAN_USER.format(
                 structured_request=dump(state["structured_request"]),
-                finished=render_outcomes(state.get("phase_outcomes", [])),
+                finished="\n".join(
+                    recent_outcomes(
+                        state.get("phase_outcomes", []), SHOWN_OUTCOMES, OUTCOME_SUMMARY_CHARS
+                    )
+                )
+                or "-",
                 remaining=dump(state["phases"][index:]),
                 judgement=judgement.get("user_summary", "-"),
                 reason=reason,

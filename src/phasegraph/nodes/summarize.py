@@ -23,6 +23,7 @@ from phasegraph.nodes._common import (
     bullet_list,
     context_of,
     dump,
+    outcome_line,
     tokens,
 )
 from phasegraph.progress import emit
@@ -100,12 +101,7 @@ def explain_stop(state: State, reason: StopReason) -> str:
 
 
 def _phase_lines(state: State) -> tuple[list[str], list[str]]:
-    done = [
-        f"{o['name']} ({o['phase_id']}): "
-        f"{'completed' if o['completed'] else 'ended incomplete, ' + o['ended_by']}"
-        f" after {o['rounds']} round(s) - {o['summary']}"
-        for o in state.get("phase_outcomes", [])
-    ]
+    done = [outcome_line(o) for o in state.get("phase_outcomes", [])]
     phases = state.get("phases") or []
     todo = [f"{p['name']} ({p['id']}): {p['goal']}" for p in phases[state.get("phase_index", 0) :]]
     return done, todo
