@@ -265,7 +265,7 @@ class LocalChatModel(BaseChatModel):
             "stop": stop,
         }
         if forced is not None:
-            schema = forced["function"].get("parameters") or {"type": "object"}
+            schema = _bounded_numbers(forced["function"].get("parameters") or {"type": "object"})
             chat.append(
                 {
                     "role": "system",
@@ -313,6 +313,33 @@ def _forced_function(tools: list[dict[str, Any]], choice: Any) -> dict[str, Any]
         if tool["function"]["name"] == name:
             return tool
     return None
+
+
+#: The most values a bounded integer is offered as; a wider range stays a plain integer.
+MAX_INTEGER_VALUES = 101
+
+
+def _bounded_numbers(node: Any) -> Any:
+    """The schema with each bounded number offered as a list of its values (``enum``).
+
+    A grammar bounds strings and choices but not numbers: decoding a rate from 0 to 1, the 0.5B
+    default wrote 10 for a finished phase (ten tenths), which reads as 10 %, and no phase ever
+    ended. An integer with ``minimum`` and ``maximum`` is offered every value between them; a
+    real number, the tenths of its range. Only the grammar changes: validation is the schema's.
+    """
+    if isinstance(node, list):
+        return [_bounded_numbers(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _bounded_numbers(value) for key, value in node.items()}
+    low, high = out.get("minimum"), out.get("maximum")
+    if not (isinstance(low, int | float) and isinstance(high, int | float)) or "enum" in out:
+        return out
+    if out.get("type") == "integer" and 0 <= high - low < MAX_INTEGER_VALUES:
+        out["enum"] = list(range(int(low), int(high) + 1))
+    elif out.get("type") == "number" and low <= high:
+        out["enum"] = [round(low + (high - low) * i / 10, 6) for i in range(11)]
+    return out
 
 
 def _choice_schema(tools: list[dict[str, Any]], *, may_answer: bool) -> dict[str, Any]:

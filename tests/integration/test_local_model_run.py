@@ -113,8 +113,8 @@ def test_the_embedded_model_plans_the_tool_the_request_needs(tmp_path: Path) -> 
     first = out["rounds"][0]["tasks"][0]
     assert (first["tool"], first["arguments"].get("path")) == ("write_file", "hello.txt"), first
     assert (tmp_path / "hello.txt").read_text().strip() == "Hello, world!"
-    # and the judge ends the phase: it wrote a rate of 10 (ten tenths, read as 10 %) until the
-    # schema offered tenths, and the run went on until its budget was spent
+    # and the judge ends the phase: it wrote a rate of 10 (ten tenths, read as 10 %) until its
+    # grammar offered the tenths, and the run went on until its budget was spent
     assert out["rounds"][0]["judgement"]["phase_completion_rate"] == 1.0
     assert out["status"] == "completed", out["stop_reason"]
     assert out["final_summary"].strip()

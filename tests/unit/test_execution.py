@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from typing import Any
@@ -11,8 +12,10 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
-from phasegraph.nodes.plan import render_history, tokens
+from phasegraph.nodes.plan import PLAN_SCHEMA_TOKENS, plan_parameters, render_history, tokens
 from phasegraph.report import build_report
+from phasegraph.state import RoundPlan
+from phasegraph.structured import function_spec
 
 from scripts import (
     ANALYSIS,
@@ -251,12 +254,35 @@ def test_the_plan_schema_types_each_task_by_an_allowed_tool() -> None:
 
 
 def test_with_permission_reviews_the_plan_schema_also_offers_a_justified_other_tool() -> None:
-    script = make_script(phase_planner=[phases("p1")], plan_tool_call=[NAP])
+    research = dict(ANALYSIS, task_type="research")  # may not write
+    script = make_script(
+        request_analyser=[research], phase_planner=[phases("p1")], plan_tool_call=[NAP]
+    )
     _, _, model, graph, config, context = run_graph(script, sleepy_tools([]), review="all")
     resume(graph, config, {"action": "approve"}, context=context)
-    free = _task_options(model)[-1]
-    assert free["properties"]["tool"]["type"] == "string"
-    assert "justification" in free["required"]
+    *allowed, ask = _task_options(model)
+    assert [o["properties"]["tool"]["const"] for o in allowed] == ["nap", "read_file"]
+    # only a tool that exists and is not allowed can be asked for, and only with a reason
+    assert ask["properties"]["tool"] == {"enum": ["write_file"]}
+    assert ask["properties"]["justification"] == {"type": "string", "minLength": 1}
+    assert "justification" in ask["required"]
+
+
+def test_a_plan_schema_too_large_for_the_prompt_falls_back_to_the_plain_one() -> None:
+    many = [_echo_tool(f"tool_{i:02d}") for i in range(30)]
+    assert "anyOf" in json.dumps(plan_parameters(many[:5]))
+    plain = plan_parameters(many)
+    assert plain == function_spec("plan_tool_call", RoundPlan)["function"]["parameters"]
+    assert tokens(json.dumps(plan_parameters(many[:11]))) <= PLAN_SCHEMA_TOKENS
+
+
+def _echo_tool(name: str) -> BaseTool:
+    @tool(name)
+    def echo(text: str, times: int = 1) -> str:
+        """Repeat the text."""
+        return text * times
+
+    return echo
 
 
 def test_justified_request_asks_the_person_and_allow_runs_it() -> None:

@@ -29,6 +29,8 @@ from phasegraph.local_model import (
 from phasegraph.models import describe_model, model_kind
 from phasegraph.structured import call_structured, function_spec
 
+from scripts import judgement
+
 PARTS = [bytes([i]) * (1000 + i) for i in range(1, 7)]
 
 
@@ -189,6 +191,28 @@ def test_a_forced_call_is_decoded_under_the_schema(
         assert "calling pick" in request["messages"][-1]["content"]
     # the repair turn tells the model what was wrong with its last answer
     assert "pick are not valid JSON" in json.dumps(fake.requests[1]["messages"])
+
+
+def test_bounded_numbers_are_decoded_as_one_of_their_values(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # a grammar cannot bound a number: the 0.5B model wrote a rate of 10 (ten tenths) for done
+    import threading
+
+    from phasegraph.state import Judgement
+
+    fake = FakeLlama([json.dumps(judgement() | {"phase_completion_rate": 0.7})])
+    monkeypatch.setattr(local_model, "load_llama", lambda *_a: (fake, threading.Lock()))
+    model = LocalChatModel(model_path=str(tmp_path / "m.gguf"))
+    call = call_structured(model, "judge_tasks", Judgement, [HumanMessage("judge")], retries=0)
+    assert call.value is not None and call.value.phase_completion_rate == 0.7
+    schema = fake.requests[0]["response_format"]["schema"]
+    rate = schema["properties"]["phase_completion_rate"]
+    assert rate["enum"] == [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
+    assert schema["$defs"]["TaskEvaluation"]["properties"]["quality"]["enum"] == list(range(11))
+    # only the grammar: what other models are sent, and what validation takes, is unchanged
+    sent = function_spec("judge_tasks", Judgement)["function"]["parameters"]
+    assert "enum" not in sent["properties"]["phase_completion_rate"]
 
 
 def test_plain_text_answers_when_no_function_is_forced(

@@ -55,17 +55,12 @@ def test_function_spec_leaves_out_pydantics_titles_but_not_a_field_called_title(
     assert '"title"' not in json.dumps(function_spec("judge_tasks", Judgement))
 
 
-def test_the_schema_bounds_what_a_grammar_decodes_but_validation_takes_more() -> None:
+def test_free_text_states_a_length_that_validation_does_not_enforce() -> None:
     # under a grammar the length bounds a small model that repeats itself inside a string (the
     # 0.5B default filled user_summary until its answer was cut off); others may write more
     props = function_spec("judge_tasks", Judgement)["function"]["parameters"]["properties"]
     assert props["user_summary"]["maxLength"] == 600
     assert props["internal_analysis"]["maxLength"] == 600
-    # a number cannot be bounded by a grammar, so the rate is offered as tenths; any rate counts
-    assert props["phase_completion_rate"]["enum"][:3] == [0.0, 0.1, 0.2]
-    assert props["phase_completion_rate"]["enum"][-1] == 1.0
-    exact, _ = call([judgement() | {"phase_completion_rate": 0.75}], Judgement, "judge_tasks")
-    assert exact.value is not None and exact.value.phase_completion_rate == 0.75
     long = judgement() | {"user_summary": "All done. " * 90}
     result, _ = call([long], Judgement, "judge_tasks", retries=0)
     assert result.value is not None and len(result.value.user_summary) == 900

@@ -8,6 +8,8 @@ appear by their outcome, so what they found reaches the next phase's first plan.
 
 from __future__ import annotations
 
+import copy
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -89,32 +91,41 @@ def render_history(rounds: Sequence[RoundRecord], budget_tokens: int) -> str:
     return fit_to_budget(render, budget_tokens)
 
 
-def plan_parameters(tools: Sequence[BaseTool], *, may_ask: bool) -> dict[str, Any]:
+# Above this size the typed plan schema gives way to RoundPlan's own: it grows with every
+# allowed tool (about 130 tokens each for the built-in ones), and a model without function
+# calling reads it in its prompt, outside the history's budget (SPEC 7).
+PLAN_SCHEMA_TOKENS = 1500
+
+
+def plan_parameters(tools: Sequence[BaseTool], *, askable: Sequence[str] = ()) -> dict[str, Any]:
     """The schema `plan_tool_call` is sent: each task typed by the tool it names.
 
     RoundPlan's own schema leaves a task's tool a free string and its arguments any object; a
     model that decodes under the schema's grammar then wrote the first listed tool with invented
     arguments (list_files with "output" for "write hello.txt"). Here a task is one of the
     allowed tools, each with its own parameters, and its purpose is asked before its tool.
-    ``may_ask`` adds the free form with a justification: the tool-permission path of SPEC 5.
-    Validation is still RoundPlan's, so a model that reads this as a hint loses nothing.
+    ``askable`` names the tools a task may ask a person for with a justification (the
+    tool-permission path of SPEC 5). Validation is still RoundPlan's, so a model that reads
+    this as a hint loses nothing.
     """
     parameters: dict[str, Any] = function_spec("plan_tool_call", RoundPlan)["function"][
         "parameters"
     ]
-    task = parameters["$defs"].pop("Task")
     if not tools:
-        parameters["$defs"]["Task"] = task
         return parameters
+    task = parameters["$defs"]["Task"]
     # The fields every option shares, bare: a copy of their descriptions in each option cost
     # about 100 prompt tokens per tool; the tasks array says once what they mean.
-    text = {"type": "string"}
+    text = {"type": "string", "minLength": 1}
+    shared = {
+        "id": text,
+        "purpose": text | _at_most(task["properties"]["purpose"]),
+    }
     options: list[dict[str, Any]] = [
         {
             "type": "object",
-            "properties": {
-                "id": text,
-                "purpose": text | _at_most(task["properties"]["purpose"]),
+            "properties": shared
+            | {
                 "tool": {"const": tool.name},
                 "arguments": _arguments_schema(tool),
                 "depends_on": {"type": "array", "items": text},
@@ -123,13 +134,27 @@ def plan_parameters(tools: Sequence[BaseTool], *, may_ask: bool) -> dict[str, An
         }
         for tool in tools
     ]
-    parameters["properties"]["tasks"]["description"] = prompts.PLAN_TASK_FIELDS
-    if may_ask:
-        options.append(task | {"required": ["id", "purpose", "tool", "arguments", "justification"]})
-    if not parameters["$defs"]:
-        del parameters["$defs"]
-    parameters["properties"]["tasks"]["items"] = {"anyOf": options}
-    return parameters
+    if askable:
+        options.append(
+            {
+                "type": "object",
+                "properties": shared
+                | {
+                    "tool": {"enum": list(askable)},
+                    "arguments": {"type": "object"},
+                    "depends_on": {"type": "array", "items": text},
+                    "justification": text,
+                },
+                "required": ["id", "purpose", "tool", "arguments", "justification"],
+            }
+        )
+    typed = copy.deepcopy(parameters)
+    del typed["$defs"]["Task"]
+    if not typed["$defs"]:
+        del typed["$defs"]
+    typed["properties"]["tasks"]["description"] = prompts.PLAN_TASK_FIELDS
+    typed["properties"]["tasks"]["items"] = {"anyOf": options}
+    return typed if tokens(json.dumps(typed)) <= PLAN_SCHEMA_TOKENS else parameters
 
 
 def _at_most(field: dict[str, Any]) -> dict[str, Any]:
@@ -169,6 +194,8 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     round_no = state.get("phase_round", 0) + 1
     tools = phase_allowed_tools(state, phase, deps, context)
     available = deps.tools_for(context)
+    asks_permission = limits_of(state)["review"] == "all"
+    askable = [t for t in available if t not in tools] if asks_permission else []
     request = state["structured_request"] or {}
     note = state.get("reflection_note")
     fields = {
@@ -199,9 +226,7 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         messages,
         retries=retries_within_budget(state, context.max_parse_retries, keep=AFTER_PLAN),
         validation_context={"allowed_tools": tools, "max_tasks": context.max_tasks_per_round},
-        parameters=plan_parameters(
-            [available[t] for t in tools], may_ask=limits_of(state)["review"] == "all"
-        ),
+        parameters=plan_parameters([available[t] for t in tools], askable=askable),
     )
     update: dict[str, Any] = call.counters(counted=True)
     round_plan = call.value or _insisting_plan(call.last_arguments, context)

@@ -235,14 +235,8 @@ class Judgement(_Result):
     """What `judge` returns after a round."""
 
     task_evaluation: list[TaskEvaluation] = Field(default_factory=list)
-    # The schema offers tenths (validation takes any rate from 0 to 1): a grammar cannot bound a
-    # number, and the 0.5B default then wrote 10 for a finished phase, meaning ten tenths, which
-    # reads as 10 %. Offered the tenths, it writes 1.0.
     phase_completion_rate: float = Field(
-        ge=0.0,
-        le=1.0,
-        description="How much of the phase goal is done, from 0.0 to 1.0.",
-        json_schema_extra={"enum": [i / 10 for i in range(11)]},
+        ge=0.0, le=1.0, description="How much of the phase goal is done, from 0.0 to 1.0."
     )
     phase_completed: bool
     internal_analysis: str = Field(default="", json_schema_extra=_at_most(600))
