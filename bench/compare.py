@@ -10,6 +10,7 @@ many record codes the final answer gives.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -167,9 +168,15 @@ def phasegraph_policy(task: ChainTask) -> Callable[[list[BaseMessage], str | Non
 
 
 def run_phasegraph(
-    task: ChainTask, saver: BaseCheckpointSaver[Any] | None, config: dict[str, Any]
+    task: ChainTask,
+    saver: BaseCheckpointSaver[Any] | None,
+    config: dict[str, Any],
+    **settings: Any,
 ) -> str:
-    """Run the task through phasegraph; returns the written summary."""
+    """Run the task through phasegraph; returns the written summary.
+
+    ``settings`` are Context fields beyond the defaults (the prompt budget, say).
+    """
     graph = build_graph(
         model=PolicyModel(policy=phasegraph_policy(task)), tools=[task.tool()], checkpointer=saver
     )
@@ -181,6 +188,7 @@ def run_phasegraph(
             max_steps=500,
             max_parallel=WIDTH,
             max_tasks_per_round=WIDTH,
+            **settings,
         ),
     )
     if out["status"] != "completed":
@@ -205,8 +213,12 @@ def measure(
     tool_seconds: float = 0.0,
     record_tokens: int = 300,
     in_memory: bool = False,
+    settings: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One run of one system on a task of ``actions`` tool actions (SQLite checkpoints)."""
+    """One run of one system on a task of ``actions`` tool actions (SQLite checkpoints).
+
+    ``settings`` (phasegraph only) are Context fields its run uses beyond the defaults.
+    """
     task = ChainTask(
         levels=actions // WIDTH, tool_seconds=tool_seconds, record_tokens=record_tokens
     )
@@ -220,7 +232,12 @@ def measure(
             else stack.enter_context(SqliteSaver.from_conn_string(str(db)))
         )
         start = time.perf_counter()
-        answer = SYSTEMS[system](task, saver, config)
+        runner = SYSTEMS[system]
+        if settings:
+            if system != "phasegraph":
+                raise ValueError("settings are phasegraph's Context fields")
+            runner = functools.partial(run_phasegraph, **settings)
+        answer = runner(task, saver, config)
         real_s = time.perf_counter() - start
     figures = meter.figures()
     return figures | {
