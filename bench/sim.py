@@ -37,7 +37,7 @@ from langchain_core.tools import BaseTool, tool
 from pydantic import Field
 
 from phasegraph import ScriptedChatModel
-from phasegraph.scripted import forced_name
+from phasegraph.structured import forced_name
 
 WIDTH = 8
 """Chains per task: the reads of one level are independent of each other."""
@@ -210,12 +210,8 @@ class PolicyModel(ScriptedChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        choice = kwargs.get("tool_choice")
-        tools = kwargs.get("tools") or []
-        if choice in ("any", "required") and len(tools) == 1:
-            name = tools[0]["function"]["name"]  # with_structured_output of one schema
-        else:
-            name = forced_name(choice)
+        # with_structured_output binds its one schema with "any"
+        name = forced_name(kwargs.get("tool_choice"), kwargs.get("tools") or [])
         return ChatResult(generations=[ChatGeneration(message=self.policy(messages, name))])
 
 

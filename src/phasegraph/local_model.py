@@ -41,6 +41,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from phasegraph import prompts
 from phasegraph.errors import ConfigurationError
+from phasegraph.structured import forced_name
 
 DEFAULT_MODEL_NAME = "Qwen2.5-Coder-0.5B-Instruct (Q4)"
 DEFAULT_MODEL_FILE = "qwen2.5-coder-0.5b-instruct-q4.gguf"
@@ -302,13 +303,7 @@ class LocalChatModel(BaseChatModel):
 
 def _forced_function(tools: list[dict[str, Any]], choice: Any) -> dict[str, Any] | None:
     """The tool a ``tool_choice`` forces: a name, an OpenAI dict, or "any" with one tool."""
-    name: str | None = None
-    if isinstance(choice, dict):
-        name = choice.get("function", {}).get("name")
-    elif isinstance(choice, str) and choice not in ("auto", "none"):
-        name = choice if choice not in ("any", "required") else None
-        if name is None and len(tools) == 1:
-            name = tools[0]["function"]["name"]
+    name = forced_name(choice, tools)
     for tool in tools:
         if tool["function"]["name"] == name:
             return tool

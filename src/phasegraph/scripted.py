@@ -33,6 +33,8 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
+from phasegraph.structured import forced_name
+
 TEXT_KEY = "text"
 
 
@@ -133,17 +135,6 @@ class ScriptedChatModel(BaseChatModel):
             "total_tokens": (prompt_chars + completion_chars) // 4,
         }
         return ChatResult(generations=[ChatGeneration(message=message)])
-
-
-def forced_name(tool_choice: Any) -> str | None:
-    """The function a ``tool_choice`` forces, by name or as an OpenAI dict; None for a mode."""
-    if isinstance(tool_choice, str) and tool_choice not in ("auto", "none", "any", "required"):
-        return tool_choice
-    if isinstance(tool_choice, dict):
-        fn = tool_choice.get("function") or {}
-        name = fn.get("name") if isinstance(fn, dict) else None
-        return str(name) if name else None
-    return None
 
 
 def _tool_call_message(name: str, item: Any) -> AIMessage:

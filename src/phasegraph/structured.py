@@ -99,6 +99,23 @@ def without_titles(node: Any, *, names: bool = False) -> Any:
     return node
 
 
+def forced_name(tool_choice: Any, tools: Sequence[Mapping[str, Any]] = ()) -> str | None:
+    """The function a ``tool_choice`` forces: a name, an OpenAI dict, or a mode.
+
+    The modes "any" and "required" force a function only when ``tools`` binds exactly one
+    (LangChain's ``with_structured_output`` binds its schema that way); "auto" and "none" never.
+    """
+    if isinstance(tool_choice, str) and tool_choice not in ("auto", "none", "any", "required"):
+        return tool_choice
+    if isinstance(tool_choice, dict):
+        fn = tool_choice.get("function") or {}
+        name = fn.get("name") if isinstance(fn, dict) else None
+        return str(name) if name else None
+    if tool_choice in ("any", "required") and len(tools) == 1:
+        return str(tools[0]["function"]["name"])
+    return None
+
+
 def call_structured(
     model: BaseChatModel,
     name: str,
