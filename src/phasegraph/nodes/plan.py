@@ -8,10 +8,9 @@ appear by their outcome, so what they found reaches the next phase's first plan.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.tools import BaseTool
@@ -108,9 +107,7 @@ def plan_parameters(tools: Sequence[BaseTool], *, askable: Sequence[str] = ()) -
     tool-permission path of SPEC 5). Validation is still RoundPlan's, so a model that reads
     this as a hint loses nothing.
     """
-    parameters: dict[str, Any] = function_spec("plan_tool_call", RoundPlan)["function"][
-        "parameters"
-    ]
+    parameters = _round_plan_parameters()  # a fresh copy, this call's to edit
     if not tools:
         return parameters
     task = parameters["$defs"]["Task"]
@@ -148,13 +145,20 @@ def plan_parameters(tools: Sequence[BaseTool], *, askable: Sequence[str] = ()) -
                 "required": ["id", "purpose", "tool", "arguments", "justification"],
             }
         )
-    typed = copy.deepcopy(parameters)
-    del typed["$defs"]["Task"]
-    if not typed["$defs"]:
-        del typed["$defs"]
-    typed["properties"]["tasks"]["description"] = prompts.PLAN_TASK_FIELDS
-    typed["properties"]["tasks"]["items"] = {"anyOf": options}
-    return typed if tokens(json.dumps(typed)) <= PLAN_SCHEMA_TOKENS else parameters
+    del parameters["$defs"]["Task"]
+    if not parameters["$defs"]:
+        del parameters["$defs"]
+    parameters["properties"]["tasks"]["description"] = prompts.PLAN_TASK_FIELDS
+    parameters["properties"]["tasks"]["items"] = {"anyOf": options}
+    if tokens(json.dumps(parameters)) > PLAN_SCHEMA_TOKENS:
+        return _round_plan_parameters()
+    return parameters
+
+
+def _round_plan_parameters() -> dict[str, Any]:
+    """RoundPlan's own schema, as a fresh copy."""
+    spec = function_spec("plan_tool_call", RoundPlan)
+    return cast(dict[str, Any], spec["function"]["parameters"])
 
 
 def _at_most(field: dict[str, Any]) -> dict[str, Any]:
