@@ -37,8 +37,8 @@ from bench.compare import compare, measure, overhead
 from bench.local_suite import SYSTEMS, run_suite
 from bench.sim import Latency
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
-from phasegraph.storage import sqlite_database
-from phasegraph.thread_index import index_for
+from phasegraph.storage.database import sqlite_database
+from phasegraph.storage.thread_index import index_for
 
 ANALYSIS = {
     "core_goal": "Benchmark work",

@@ -31,12 +31,12 @@ from rich.markdown import Markdown
 from phasegraph.context import REVIEW_LEVELS, Context
 from phasegraph.errors import PhasegraphError, redact, register_secret
 from phasegraph.graph import PhaseGraph, build_graph
-from phasegraph.integrity import checked_state
 from phasegraph.models import describe_model, model_from_context, model_kind
 from phasegraph.report import render, statistics
 from phasegraph.review import resume
-from phasegraph.storage import open_checkpointer, postgres_database, sqlite_database
-from phasegraph.thread_index import ThreadIndex, ThreadRow, index_for
+from phasegraph.storage.database import open_checkpointer, postgres_database, sqlite_database
+from phasegraph.storage.integrity import checked_state
+from phasegraph.storage.thread_index import ThreadIndex, ThreadRow, index_for
 
 EXIT_DONE, EXIT_ERROR, EXIT_USAGE, EXIT_PAUSED = 0, 1, 2, 3
 DEFAULT_DB = os.path.join(".phasegraph", "threads.sqlite")
@@ -759,7 +759,7 @@ COMMANDS: dict[str, Callable[[Session, Console], int]] = {
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns the exit code."""
     args = build_parser().parse_args(argv)
-    # A refused checkpoint type is reported once, as this command's error (see `integrity`).
+    # A refused checkpoint type is reported once, as this command's error (see `storage.integrity`).
     logging.getLogger("langgraph.checkpoint.serde.jsonplus").addFilter(_RefusalNotice())
     # soft_wrap: long lines stay whole, for logs and for the next program in a pipe
     err = Console(stderr=True, highlight=False, soft_wrap=True)

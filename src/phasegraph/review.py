@@ -18,8 +18,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from phasegraph.context import Context
 from phasegraph.errors import FeedbackError, ThreadStateError
-from phasegraph.integrity import checked_state
 from phasegraph.state.schemas import ACTIONS_BY_KIND, Feedback
+from phasegraph.storage.integrity import checked_state
 from phasegraph.structured import describe_validation_error
 
 if TYPE_CHECKING:

@@ -9,8 +9,8 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from phasegraph import ScriptedChatModel, build_graph
-from phasegraph.journal import TableJournal, journal_key
-from phasegraph.storage import sqlite_database
+from phasegraph.storage.database import sqlite_database
+from phasegraph.storage.journal import TableJournal, journal_key
 
 from scripts import make_script, phases, round_plan
 

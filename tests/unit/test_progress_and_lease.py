@@ -15,9 +15,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from phasegraph import Context, ScriptedChatModel, ThreadBusyError, build_graph, resume
-from phasegraph.lease import TableLeaseStore
 from phasegraph.models import model_from_context
-from phasegraph.storage import sqlite_database
+from phasegraph.storage.database import sqlite_database
+from phasegraph.storage.lease import TableLeaseStore
 
 from scripts import judgement, make_script, phases, round_plan
 
@@ -242,7 +242,7 @@ def test_async_runs_hold_and_release_the_lease(tools) -> None:
 def test_an_async_lease_given_up_while_waiting_is_given_back(tmp_path: Path) -> None:
     import asyncio
 
-    from phasegraph.lease import ahold_lease
+    from phasegraph.storage.lease import ahold_lease
 
     db = tmp_path / "leases.sqlite"
     store = TableLeaseStore(sqlite_database(str(db)))
@@ -269,7 +269,7 @@ def test_an_async_lease_given_up_while_waiting_is_given_back(tmp_path: Path) -> 
 def test_a_run_whose_lease_was_taken_over_stops_before_advancing_the_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from phasegraph import lease as lease_module
+    from phasegraph.storage import lease as lease_module
 
     db = tmp_path / "threads.sqlite"
     # a lease renewed every 0.1 s, so that a lost one shows within the test

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from phasegraph import storage
-from phasegraph.journal import TableJournal
-from phasegraph.storage import SqliteDatabase, database_of
+from phasegraph.storage import database as storage
+from phasegraph.storage.database import SqliteDatabase, database_of
+from phasegraph.storage.journal import TableJournal
 
 
 @pytest.fixture

@@ -28,8 +28,6 @@ from langgraph.types import Command
 
 from phasegraph.context import MAX_STEPS_LIMIT, Context
 from phasegraph.errors import ThreadPausedError, ThreadStateError, redact
-from phasegraph.integrity import achecked_state, checked_state
-from phasegraph.lease import Lease, ahold_lease, alease_store_for, hold_lease, lease_store_for
 from phasegraph.nodes import (
     analyse,
     execute,
@@ -44,8 +42,16 @@ from phasegraph.nodes import (
 )
 from phasegraph.nodes._common import Deps
 from phasegraph.state import InputState, State, TaskInput
-from phasegraph.storage import Database, adatabase_of, database_of
-from phasegraph.thread_index import index_for
+from phasegraph.storage.database import Database, adatabase_of, database_of
+from phasegraph.storage.integrity import achecked_state, checked_state
+from phasegraph.storage.lease import (
+    Lease,
+    ahold_lease,
+    alease_store_for,
+    hold_lease,
+    lease_store_for,
+)
+from phasegraph.storage.thread_index import index_for
 from phasegraph.tools.builtin import Toolbox
 
 # Budgets live in the state (SPEC section 8), not in LangGraph's per-invocation super-step limit.
@@ -160,7 +166,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
                 self._index_thread(config, kwargs.get("context"))
 
     def _index_thread(self, config: RunnableConfig, context: Any) -> None:
-        """Record the thread in its database's thread index (see `thread_index`)."""
+        """Record the thread in its database's thread index (see `storage.thread_index`)."""
         thread_id = self._guard_target(config)
         # The index only speeds up listing: a failure here must never fail the run.
         with contextlib.suppress(Exception):

@@ -16,9 +16,9 @@ from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
 from phasegraph.errors import redact
-from phasegraph.journal import ToolJournal, journal_for
 from phasegraph.models import model_from_context
 from phasegraph.state import Limits, PhaseOutcome, RoundRecord, RunError, State
+from phasegraph.storage.journal import ToolJournal, journal_for
 from phasegraph.structured import StageCall
 from phasegraph.tools.base import truncate
 from phasegraph.tools.builtin import Toolbox, WorkspaceSettings

@@ -17,7 +17,6 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
-from phasegraph.journal import journal_key
 from phasegraph.nodes._common import (
     JUDGE_STEPS,
     Deps,
@@ -30,6 +29,7 @@ from phasegraph.nodes._common import (
 )
 from phasegraph.progress import emit
 from phasegraph.state import State, TaskInput, TaskOutcome, TaskResult, ToolViolation
+from phasegraph.storage.journal import journal_key
 from phasegraph.tools.constraints import refusal_reason
 
 

@@ -2,9 +2,9 @@
 
 Each task is its own LangGraph task, so tasks of a wave run at the same time and a finished one
 is kept when the process dies. The tool journal covers the gap LangGraph leaves (see
-``phasegraph.journal``): a finished execution is replayed, an interrupted non-idempotent one is
-reported, never silently re-run. The tool runs in its own thread so the per-task timeout holds
-even for a tool that ignores it.
+``phasegraph.storage.journal``): a finished execution is replayed, an interrupted non-idempotent
+one is reported, never silently re-run. The tool runs in its own thread so the per-task timeout
+holds even for a tool that ignores it.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
-from phasegraph.journal import journal_key
 from phasegraph.nodes._common import Deps, context_of, thread_id
 from phasegraph.nodes.execute import task_result
 from phasegraph.progress import emit
 from phasegraph.state import TaskInput, TaskOutcome, TaskResult
+from phasegraph.storage.journal import journal_key
 from phasegraph.tools import is_idempotent, run_tool
 
 INTERRUPTED = (

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from phasegraph.storage import Database, create_tables, per_database
+from phasegraph.storage.database import Database, create_tables, per_database
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS phasegraph_threads ("

@@ -1,9 +1,10 @@
 """The database beside the checkpoints, where phasegraph keeps its own tables.
 
-Leases (`phasegraph.lease`), the tool journal (`phasegraph.journal`) and the thread index
-(`phasegraph.thread_index`) must be shared by every process that shares the checkpoints, so they
-are tables in the checkpointer's own database: its SQLite file, or its PostgreSQL database
-(SPEC section 8). A checkpointer with no such database (in memory) keeps them in this process.
+Leases (`phasegraph.storage.lease`), the tool journal (`phasegraph.storage.journal`) and the
+thread index (`phasegraph.storage.thread_index`) must be shared by every process that shares the
+checkpoints, so they are tables in the checkpointer's own database: its SQLite file, or its
+PostgreSQL database (SPEC section 8). A checkpointer with no such database (in memory) keeps
+them in this process.
 
 The tables' SQL is written once, in the dialect both engines speak (``?`` placeholders,
 ``ON CONFLICT ... DO UPDATE``, ``RETURNING``, ``DOUBLE PRECISION``); `PostgresDatabase` turns the

@@ -19,7 +19,7 @@ import time
 import weakref
 from typing import Any, Protocol
 
-from phasegraph.storage import Database, create_tables, database_of, per_database
+from phasegraph.storage.database import Database, create_tables, database_of, per_database
 
 
 class ToolJournal(Protocol):

@@ -25,7 +25,13 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from phasegraph.errors import ThreadBusyError
-from phasegraph.storage import Database, adatabase_of, create_tables, database_of, per_database
+from phasegraph.storage.database import (
+    Database,
+    adatabase_of,
+    create_tables,
+    database_of,
+    per_database,
+)
 
 LEASE_TTL_S = 30.0
 _HOST = socket.gethostname()
