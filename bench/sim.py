@@ -37,7 +37,7 @@ from langchain_core.tools import BaseTool, tool
 from pydantic import Field
 
 from phasegraph import ScriptedChatModel
-from phasegraph.structured import forced_name
+from phasegraph.models.structured import forced_name
 
 WIDTH = 8
 """Chains per task: the reads of one level are independent of each other."""

@@ -23,8 +23,8 @@ from typing import Any
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from phasegraph import Context, build_graph
-from phasegraph.local_model import default_model_path
 from phasegraph.models import describe_model, model_kind
+from phasegraph.models.local import default_model_path
 
 REQUEST = "List the files in this folder and write their names to files.md, one per line."
 SAMPLE_FILES = {"notes.txt": "meeting notes\n", "todo.txt": "buy milk\n", "plan.md": "# Plan\n"}

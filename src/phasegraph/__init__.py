@@ -11,8 +11,8 @@ from phasegraph.errors import (
     ThreadStateError,
 )
 from phasegraph.graph import PhaseGraph, build_graph
+from phasegraph.models.scripted import ScriptedChatModel
 from phasegraph.review import resume
-from phasegraph.scripted import ScriptedChatModel
 
 __all__ = [
     "ConfigurationError",

@@ -435,7 +435,7 @@ def _announce_model(session: Session, context: Context) -> None:
     model_from_context(context)  # a ConfigurationError here is bad input: exit 2, no thread
     session.err.print(f"model: {describe_model(context)}", markup=False, highlight=False)
     if model_kind(context) == "local" and not context.model.strip():
-        from phasegraph.local_model import default_model_path
+        from phasegraph.models.local import default_model_path
 
         default_model_path(
             on_progress=lambda text: session.err.print(text, markup=False, highlight=False)

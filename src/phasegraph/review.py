@@ -18,9 +18,9 @@ from pydantic import TypeAdapter, ValidationError
 
 from phasegraph.context import Context
 from phasegraph.errors import FeedbackError, ThreadStateError
+from phasegraph.models.structured import describe_validation_error
 from phasegraph.state.schemas import ACTIONS_BY_KIND, Feedback
 from phasegraph.storage.integrity import checked_state
-from phasegraph.structured import describe_validation_error
 
 if TYPE_CHECKING:
     from phasegraph.graph.builder import PhaseGraph

@@ -17,7 +17,8 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from openai_server import FakeOpenAI, InContent, Prose, Status, Truncated
 
 from phasegraph import Context, build_graph
-from phasegraph.models import HTTP_RETRIES, describe_model, model_from_context, model_kind
+from phasegraph.models import describe_model, model_from_context, model_kind
+from phasegraph.models.selection import HTTP_RETRIES
 
 from scripts import ANALYSIS, SUMMARY, judgement, phases, round_plan
 

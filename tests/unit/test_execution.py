@@ -12,10 +12,10 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
+from phasegraph.models.structured import function_spec
 from phasegraph.nodes.plan import PLAN_SCHEMA_TOKENS, plan_parameters, render_history, tokens
 from phasegraph.report import build_report
 from phasegraph.state import RoundPlan
-from phasegraph.structured import function_spec
 
 from scripts import (
     ANALYSIS,

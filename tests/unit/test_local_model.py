@@ -16,18 +16,13 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel
 
-from phasegraph import Context, local_model
+from phasegraph import Context
 from phasegraph.errors import ConfigurationError
-from phasegraph.local_model import (
-    LOCAL_EXTRA_HINT,
-    LocalChatModel,
-    _as_chat_message,
-    _as_tool_call,
-    _forced_function,
-    default_model_path,
-)
 from phasegraph.models import describe_model, model_kind
-from phasegraph.structured import call_structured, function_spec
+from phasegraph.models import local as local_model
+from phasegraph.models.local import LOCAL_EXTRA_HINT, LocalChatModel, default_model_path
+from phasegraph.models.local_format import _as_chat_message, _as_tool_call, _forced_function
+from phasegraph.models.structured import call_structured, function_spec
 
 from scripts import judgement
 

@@ -10,10 +10,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, ChatResult
 
 from phasegraph import ScriptedChatModel
+from phasegraph.models.structured import call_structured, function_spec
 from phasegraph.nodes.phase_plan import named_after_tools
 from phasegraph.state import Judgement, PhasePlan, Replan, RoundPlan, StructuredRequest
 from phasegraph.state.schemas import Phase
-from phasegraph.structured import call_structured, function_spec
 
 from scripts import ANALYSIS, ECHO_ROUND, judgement, phase
 

@@ -17,9 +17,9 @@ from langgraph.runtime import Runtime
 from phasegraph.context import Context
 from phasegraph.errors import redact
 from phasegraph.models import model_from_context
+from phasegraph.models.structured import StageCall
 from phasegraph.state import Limits, PhaseOutcome, RoundRecord, RunError, State
 from phasegraph.storage.journal import ToolJournal, journal_for
-from phasegraph.structured import StageCall
 from phasegraph.tools.base import truncate
 from phasegraph.tools.builtin import Toolbox, WorkspaceSettings
 from phasegraph.tools.constraints import allowed_tools

@@ -9,6 +9,7 @@ from langgraph.runtime import Runtime
 
 from phasegraph import prompts
 from phasegraph.context import Context
+from phasegraph.models.structured import call_structured
 from phasegraph.nodes._common import (
     Deps,
     context_of,
@@ -18,7 +19,6 @@ from phasegraph.nodes._common import (
 )
 from phasegraph.progress import emit
 from phasegraph.state import State, StructuredRequest
-from phasegraph.structured import call_structured
 
 # A model that asks forever must not keep the run waiting: after this many answered rounds of
 # questions, analyse works with what it has.

@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 
 from phasegraph import prompts, reflection
 from phasegraph.context import Context
+from phasegraph.models.structured import call_structured
 from phasegraph.nodes._common import (
     Deps,
     context_of,
@@ -29,7 +30,6 @@ from phasegraph.nodes._common import (
 )
 from phasegraph.progress import emit
 from phasegraph.state import Judgement, PhaseOutcome, RoundRecord, State, TaskResult
-from phasegraph.structured import call_structured
 from phasegraph.tools.base import truncate
 
 #: The least completion rate at which a judge's "phase completed" is taken.

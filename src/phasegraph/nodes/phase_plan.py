@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 
 from phasegraph import prompts
 from phasegraph.context import Context
+from phasegraph.models.structured import call_structured
 from phasegraph.nodes._common import (
     Deps,
     context_of,
@@ -22,7 +23,6 @@ from phasegraph.nodes._common import (
 )
 from phasegraph.progress import emit
 from phasegraph.state import Phase, PhasePlan, State
-from phasegraph.structured import call_structured
 from phasegraph.tools.base import truncate
 
 

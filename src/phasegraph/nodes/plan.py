@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from phasegraph import prompts
 from phasegraph.context import Context
+from phasegraph.models.structured import call_structured, function_spec, without_titles
 from phasegraph.nodes._common import (
     ROUND_MIN_STEPS,
     Deps,
@@ -39,7 +40,6 @@ from phasegraph.nodes._common import (
 )
 from phasegraph.progress import emit
 from phasegraph.state import PhaseOutcome, RoundPlan, RoundRecord, State
-from phasegraph.structured import call_structured, function_spec, without_titles
 from phasegraph.tools import describe_tools
 from phasegraph.tools.base import truncate
 

@@ -9,6 +9,7 @@ from langgraph.runtime import Runtime
 
 from phasegraph import prompts
 from phasegraph.context import Context
+from phasegraph.models.structured import call_structured
 from phasegraph.nodes._common import (
     Deps,
     budget_spent,
@@ -22,7 +23,6 @@ from phasegraph.nodes._common import (
 )
 from phasegraph.progress import emit
 from phasegraph.state import PhaseOutcome, Replan, State
-from phasegraph.structured import call_structured
 
 # Finished phases shown one by one in the replan prompt; earlier ones are counted (SPEC 7).
 SHOWN_OUTCOMES = 5

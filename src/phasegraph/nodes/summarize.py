@@ -16,6 +16,7 @@ from langgraph.runtime import Runtime
 from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.errors import redact
+from phasegraph.models.structured import call_structured
 from phasegraph.nodes._common import (
     ROUND_MIN_STEPS,
     Deps,
@@ -29,7 +30,6 @@ from phasegraph.nodes._common import (
 from phasegraph.progress import emit
 from phasegraph.report import statistics
 from phasegraph.state import RoundRecord, RunStatus, State, StopReason, Summary
-from phasegraph.structured import call_structured
 
 STATUS_BY_STOP: dict[str, RunStatus] = {
     "done": "completed",

@@ -23,7 +23,7 @@ from langchain_core.language_models import BaseChatModel
 
 from phasegraph.context import Context
 from phasegraph.errors import ConfigurationError, register_secret
-from phasegraph.scripted import ScriptedChatModel
+from phasegraph.models.scripted import ScriptedChatModel
 
 SCRIPTED_PREFIX = "scripted:"
 LOCAL_PREFIX = "local:"
@@ -49,7 +49,7 @@ def model_kind(context: Context) -> str:
 
 def describe_model(context: Context) -> str:
     """The selected model in words, for the CLI and logs (never the key or the URL)."""
-    from phasegraph.local_model import DEFAULT_MODEL_NAME
+    from phasegraph.models.local import DEFAULT_MODEL_NAME
 
     kind = model_kind(context)
     spec = context.model.strip()
@@ -71,7 +71,7 @@ def model_from_context(context: Context, thread_id: str = "") -> BaseChatModel:
         # one scripted model per thread, so its answers advance through the script
         return _cached(("scripted", thread_id, path), lambda: ScriptedChatModel.from_file(path))
     if kind == "local":
-        from phasegraph.local_model import LocalChatModel
+        from phasegraph.models.local import LocalChatModel
 
         path = _local_path(spec)
         return _cached(("local", path), lambda: LocalChatModel(model_path=path))

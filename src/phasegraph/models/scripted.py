@@ -33,7 +33,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
-from phasegraph.structured import forced_name
+from phasegraph.models.structured import forced_name
 
 TEXT_KEY = "text"
 
