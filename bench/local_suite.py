@@ -26,7 +26,7 @@ from langgraph.errors import GraphRecursionError
 
 from phasegraph import Context, build_graph
 from phasegraph.models import model_from_context
-from phasegraph.nodes._common import workspace_settings
+from phasegraph.nodes.deps import workspace_settings
 from phasegraph.tools.builtin import workspace_tools
 
 with warnings.catch_warnings():  # moved to langchain.agents in LangGraph 1.x; still shipped

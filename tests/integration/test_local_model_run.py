@@ -72,7 +72,7 @@ def test_the_prebuilt_react_agent_calls_tools_on_the_embedded_model(tmp_path: Pa
 
     from phasegraph import Context
     from phasegraph.models.local import LocalChatModel
-    from phasegraph.nodes._common import workspace_settings
+    from phasegraph.nodes.deps import workspace_settings
     from phasegraph.tools.builtin import BUILTIN_TOOL_NAMES, workspace_tools
 
     with warnings.catch_warnings():

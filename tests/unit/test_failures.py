@@ -8,7 +8,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph
-from phasegraph.nodes._common import tokens
+from phasegraph.nodes.prompt_render import tokens
 
 from scripts import (
     CONTINUE,

@@ -40,7 +40,7 @@ from phasegraph.nodes import (
     run_task,
     summarize,
 )
-from phasegraph.nodes._common import Deps
+from phasegraph.nodes.deps import Deps
 from phasegraph.state import InputState, State, TaskInput
 from phasegraph.storage.database import Database, adatabase_of, database_of
 from phasegraph.storage.integrity import achecked_state, checked_state

@@ -10,13 +10,9 @@ from langgraph.runtime import Runtime
 from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.models.structured import call_structured
-from phasegraph.nodes._common import (
-    Deps,
-    context_of,
-    limits_from,
-    person_available,
-    stage_failure,
-)
+from phasegraph.nodes.deps import Deps, context_of
+from phasegraph.nodes.human_review import person_available
+from phasegraph.nodes.step_budget import limits_from, stage_failure
 from phasegraph.progress import emit
 from phasegraph.state import State, StructuredRequest
 

@@ -17,16 +17,8 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
-from phasegraph.nodes._common import (
-    JUDGE_STEPS,
-    Deps,
-    budget_left,
-    context_of,
-    current_phase,
-    limits_of,
-    phase_allowed_tools,
-    thread_id,
-)
+from phasegraph.nodes.deps import Deps, context_of, current_phase, phase_allowed_tools, thread_id
+from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
 from phasegraph.progress import emit
 from phasegraph.state import State, TaskInput, TaskOutcome, TaskResult, ToolViolation
 from phasegraph.storage.journal import journal_key

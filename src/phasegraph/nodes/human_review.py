@@ -5,6 +5,9 @@ node with ``pending_review`` in the state. The answer arrives as ``human_feedbac
 the `resume` helper, ``update_state(..., as_node=...)`` or Studio's state editor). Feedback that
 does not fit keeps the review pending with the error attached; the router then comes back here,
 which pauses the run again.
+
+Which reviews a run asks for is one of its limits, fixed when it starts: `person_available`,
+`plan_review_on` and `replan_review_on` read it for the nodes that may ask.
 """
 
 from __future__ import annotations
@@ -15,11 +18,26 @@ from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
 from phasegraph.errors import FeedbackError, ThreadStateError
-from phasegraph.nodes._common import context_of
+from phasegraph.nodes.deps import context_of
 from phasegraph.progress import emit
 from phasegraph.review import parse_feedback
-from phasegraph.state import State
+from phasegraph.state import Limits, State
 from phasegraph.state.schemas import Allow, Answer, Deny, Edit, Modify, Reject
+
+
+def person_available(limits: Limits) -> bool:
+    """Whether anyone answers reviews (clarifications, asks after failures)."""
+    return limits["review"] != "none"
+
+
+def plan_review_on(limits: Limits) -> bool:
+    """Whether the phase plan waits for approval."""
+    return limits["review"] in ("plan", "plan+replan", "all")
+
+
+def replan_review_on(limits: Limits) -> bool:
+    """Whether every replan waits for approval."""
+    return limits["review"] in ("plan+replan", "all")
 
 
 def human_review(state: State, *, runtime: Runtime[Context]) -> dict[str, Any]:

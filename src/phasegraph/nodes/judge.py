@@ -15,15 +15,11 @@ from langgraph.runtime import Runtime
 from phasegraph import prompts, reflection
 from phasegraph.context import Context
 from phasegraph.models.structured import call_structured
-from phasegraph.nodes._common import (
-    Deps,
-    context_of,
-    current_phase,
-    dump,
-    fit_to_budget,
+from phasegraph.nodes.deps import Deps, context_of, current_phase, phase_window
+from phasegraph.nodes.human_review import person_available
+from phasegraph.nodes.prompt_render import dump, fit_to_budget
+from phasegraph.nodes.step_budget import (
     limits_of,
-    person_available,
-    phase_window,
     retries_within_budget,
     round_limit,
     stage_failure,

@@ -12,15 +12,10 @@ from langgraph.runtime import Runtime
 from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.models.structured import call_structured
-from phasegraph.nodes._common import (
-    Deps,
-    context_of,
-    dump,
-    limits_of,
-    plan_review_on,
-    retries_within_budget,
-    stage_failure,
-)
+from phasegraph.nodes.deps import Deps, context_of
+from phasegraph.nodes.human_review import plan_review_on
+from phasegraph.nodes.prompt_render import dump
+from phasegraph.nodes.step_budget import limits_of, retries_within_budget, stage_failure
 from phasegraph.progress import emit
 from phasegraph.state import Phase, PhasePlan, State
 from phasegraph.tools.base import truncate

@@ -21,22 +21,15 @@ from pydantic import ValidationError
 from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.models.structured import call_structured, function_spec, without_titles
-from phasegraph.nodes._common import (
+from phasegraph.nodes.deps import Deps, context_of, current_phase, phase_allowed_tools, phase_window
+from phasegraph.nodes.prompt_render import dump, fit_to_budget, recent_outcomes, tokens
+from phasegraph.nodes.step_budget import (
     ROUND_MIN_STEPS,
-    Deps,
     budget_spent,
-    context_of,
-    current_phase,
-    dump,
-    fit_to_budget,
     limits_of,
-    phase_allowed_tools,
-    phase_window,
-    recent_outcomes,
     retries_within_budget,
     round_limit,
     stage_failure,
-    tokens,
 )
 from phasegraph.progress import emit
 from phasegraph.state import PhaseOutcome, RoundPlan, RoundRecord, State

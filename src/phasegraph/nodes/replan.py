@@ -10,14 +10,12 @@ from langgraph.runtime import Runtime
 from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.models.structured import call_structured
-from phasegraph.nodes._common import (
-    Deps,
+from phasegraph.nodes.deps import Deps, context_of
+from phasegraph.nodes.human_review import replan_review_on
+from phasegraph.nodes.prompt_render import dump, recent_outcomes
+from phasegraph.nodes.step_budget import (
     budget_spent,
-    context_of,
-    dump,
     limits_of,
-    recent_outcomes,
-    replan_review_on,
     retries_within_budget,
     stage_failure,
 )

@@ -12,7 +12,7 @@ from typing import Literal
 
 from langgraph.types import Send
 
-from phasegraph.nodes._common import JUDGE_STEPS, ROUND_MIN_STEPS, budget_left, budget_spent
+from phasegraph.nodes.step_budget import JUDGE_STEPS, ROUND_MIN_STEPS, budget_left, budget_spent
 from phasegraph.state import State
 
 

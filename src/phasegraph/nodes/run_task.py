@@ -18,7 +18,7 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
-from phasegraph.nodes._common import Deps, context_of, thread_id
+from phasegraph.nodes.deps import Deps, context_of, thread_id
 from phasegraph.nodes.execute import task_result
 from phasegraph.progress import emit
 from phasegraph.state import TaskInput, TaskOutcome, TaskResult

@@ -17,16 +17,9 @@ from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.errors import redact
 from phasegraph.models.structured import call_structured
-from phasegraph.nodes._common import (
-    ROUND_MIN_STEPS,
-    Deps,
-    budget_left,
-    bullet_list,
-    context_of,
-    dump,
-    outcome_line,
-    tokens,
-)
+from phasegraph.nodes.deps import Deps, context_of
+from phasegraph.nodes.prompt_render import bullet_list, dump, outcome_line, tokens
+from phasegraph.nodes.step_budget import ROUND_MIN_STEPS, budget_left
 from phasegraph.progress import emit
 from phasegraph.report import statistics
 from phasegraph.state import RoundRecord, RunStatus, State, StopReason, Summary

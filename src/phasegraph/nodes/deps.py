@@ -1,0 +1,91 @@
+"""What every node is handed and reads: its dependencies, its settings, the phase it works on."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+
+from phasegraph.context import Context
+from phasegraph.models import model_from_context
+from phasegraph.state import RoundRecord, State
+from phasegraph.storage.journal import ToolJournal, journal_for
+from phasegraph.tools.builtin import Toolbox, WorkspaceSettings
+from phasegraph.tools.constraints import allowed_tools
+
+
+@dataclass
+class Deps:
+    """What `build_graph` hands to every node: model (None: from settings), tools, journal."""
+
+    model: BaseChatModel | None = None
+    toolbox: Toolbox = field(default_factory=lambda: Toolbox([], builtin=False))
+    checkpointer: Any = None
+    _journal: ToolJournal | None = None
+
+    def tools_for(self, context: Context) -> dict[str, BaseTool]:
+        """The tools of a run: the user's, plus built-in and MCP tools bound by its settings."""
+        return self.toolbox.resolve(workspace_settings(context), context.mcp_servers or None)
+
+    def journal(self) -> ToolJournal:
+        """The tool journal that fits the graph's checkpointer (created on first use)."""
+        if self._journal is None:
+            self._journal = journal_for(self.checkpointer)
+        return self._journal
+
+    def chat_model(self, runtime: Runtime[Context]) -> BaseChatModel:
+        """The model passed to `build_graph`, else the one the settings name."""
+        if self.model is not None:
+            return self.model
+        return model_from_context(context_of(runtime), thread_id())
+
+
+def workspace_settings(context: Context) -> WorkspaceSettings:
+    """What the built-in tools of a run are bound to."""
+    return WorkspaceSettings(
+        root=context.workspace,
+        allowed_commands=tuple(context.allowed_commands),
+        max_read_bytes=context.max_read_bytes,
+        max_output_chars=context.max_output_chars,
+        # under the task timeout, so the command is killed before its task is given up on
+        command_timeout_s=context.task_timeout_s * 0.9,
+    )
+
+
+def thread_id() -> str:
+    """The id of the thread being run ("" when the graph runs without one)."""
+    return str(get_config().get("configurable", {}).get("thread_id", ""))
+
+
+def context_of(runtime: Runtime[Context]) -> Context:
+    """The run's settings; a dict (Studio, the server) or nothing becomes a `Context`."""
+    return Context.coerce(runtime.context)
+
+
+def current_phase(state: State) -> dict[str, Any]:
+    """The phase being worked."""
+    return state["phases"][state["phase_index"]]
+
+
+def phase_window(state: State) -> list[RoundRecord]:
+    """Rounds of the current phase since it started or was last replanned."""
+    phase_id = current_phase(state)["id"]
+    start = state.get("phase_window_seq", 0)
+    return [
+        r for r in state.get("rounds", []) if r["phase_id"] == phase_id and r["round_seq"] > start
+    ]
+
+
+def phase_allowed_tools(
+    state: State, phase: Mapping[str, Any], deps: Deps, context: Context
+) -> list[str]:
+    """Tools the phase may use: its task type's rules, narrowed by the phase's own list."""
+    task_type = str((state.get("structured_request") or {}).get("task_type", ""))
+    return allowed_tools(
+        deps.tools_for(context), task_type, phase.get("allowed_tools") or [], context.tool_rules
+    )
