@@ -1,5 +1,8 @@
 """Answering a paused run: checking feedback against the pending review, and resuming a thread.
 
+The check is the `human_review` node's own (`phasegraph.nodes.human_review.parse_feedback`),
+made here before anything runs, so an answer that does not fit changes nothing.
+
 SPEC section 6 names the pitfalls this module exists to avoid: a static breakpoint leaves no
 ``__interrupt__`` in the result (we read ``get_state().next``); ``update_state`` without
 ``as_node`` re-runs the previous router (we send the answer as ``Command(update=...)``, which
@@ -14,44 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
-from pydantic import TypeAdapter, ValidationError
 
 from phasegraph.context import Context
 from phasegraph.errors import FeedbackError, ThreadStateError
-from phasegraph.models.structured import describe_validation_error
-from phasegraph.state.schemas import ACTIONS_BY_KIND, Feedback
+from phasegraph.nodes.human_review import parse_feedback
 from phasegraph.storage.integrity import checked_state
 
 if TYPE_CHECKING:
     from phasegraph.graph.builder import PhaseGraph
-
-_FEEDBACK: TypeAdapter[Any] = TypeAdapter(Feedback)
-
-
-def parse_feedback(
-    pending: Mapping[str, Any],
-    feedback: Any,
-    state: Mapping[str, Any],
-    context: Context,
-) -> Any:
-    """Validate ``feedback`` against the pending review; `FeedbackError` if it does not fit."""
-    kind = pending.get("kind", "")
-    actions = ACTIONS_BY_KIND.get(kind, ())
-    expected = f"a {kind} takes action " + " / ".join(actions)
-    if not isinstance(feedback, Mapping):
-        raise FeedbackError(f"no answer given: {expected}")
-    action = feedback.get("action")
-    if action not in actions:
-        raise FeedbackError(f"{expected}; got {action!r}")
-    done_ids = [p["id"] for p in state.get("phases", [])[: state.get("phase_index", 0)]]
-    try:
-        return _FEEDBACK.validate_python(
-            dict(feedback),
-            context={"max_phases": context.max_phases, "done_phase_ids": done_ids},
-        )
-    except ValidationError as exc:
-        msg = describe_validation_error(exc)
-        raise FeedbackError(f"{action} does not fit the pending {kind}: {msg}") from None
 
 
 def thread_id_of(config: RunnableConfig) -> str:

@@ -4,7 +4,7 @@ The graph is compiled with ``interrupt_before=["human_review"]``: the run pauses
 node with ``pending_review`` in the state. The answer arrives as ``human_feedback`` (written by
 the `resume` helper, ``update_state(..., as_node=...)`` or Studio's state editor). Feedback that
 does not fit keeps the review pending with the error attached; the router then comes back here,
-which pauses the run again.
+which pauses the run again. `resume` makes the same check (`parse_feedback`) before it runs.
 
 Which reviews a run asks for is one of its limits, fixed when it starts: `person_available`,
 `plan_review_on` and `replan_review_on` read it for the nodes that may ask.
@@ -12,17 +12,28 @@ Which reviews a run asks for is one of its limits, fixed when it starts: `person
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langgraph.runtime import Runtime
+from pydantic import TypeAdapter, ValidationError
 
 from phasegraph.context import Context
 from phasegraph.errors import FeedbackError, ThreadStateError
+from phasegraph.models.structured import describe_validation_error
 from phasegraph.nodes.deps import context_of
 from phasegraph.progress import emit
-from phasegraph.review import parse_feedback
 from phasegraph.state import Limits, State
-from phasegraph.state.schemas import Allow, Answer, Deny, Edit, Modify, Reject
+from phasegraph.state.schemas import (
+    ACTIONS_BY_KIND,
+    Allow,
+    Answer,
+    Deny,
+    Edit,
+    Feedback,
+    Modify,
+    Reject,
+)
 
 
 def person_available(limits: Limits) -> bool:
@@ -38,6 +49,35 @@ def plan_review_on(limits: Limits) -> bool:
 def replan_review_on(limits: Limits) -> bool:
     """Whether every replan waits for approval."""
     return limits["review"] in ("plan+replan", "all")
+
+
+_FEEDBACK: TypeAdapter[Any] = TypeAdapter(Feedback)
+
+
+def parse_feedback(
+    pending: Mapping[str, Any],
+    feedback: Any,
+    state: Mapping[str, Any],
+    context: Context,
+) -> Any:
+    """Validate ``feedback`` against the pending review; `FeedbackError` if it does not fit."""
+    kind = pending.get("kind", "")
+    actions = ACTIONS_BY_KIND.get(kind, ())
+    expected = f"a {kind} takes action " + " / ".join(actions)
+    if not isinstance(feedback, Mapping):
+        raise FeedbackError(f"no answer given: {expected}")
+    action = feedback.get("action")
+    if action not in actions:
+        raise FeedbackError(f"{expected}; got {action!r}")
+    done_ids = [p["id"] for p in state.get("phases", [])[: state.get("phase_index", 0)]]
+    try:
+        return _FEEDBACK.validate_python(
+            dict(feedback),
+            context={"max_phases": context.max_phases, "done_phase_ids": done_ids},
+        )
+    except ValidationError as exc:
+        msg = describe_validation_error(exc)
+        raise FeedbackError(f"{action} does not fit the pending {kind}: {msg}") from None
 
 
 def human_review(state: State, *, runtime: Runtime[Context]) -> dict[str, Any]:
