@@ -1,0 +1,218 @@
+"""The commands ``run``, ``resume``, ``threads``, ``show`` and ``report``, and what chat shares.
+
+Each takes the `Session` and the console for results (stdout) and returns the exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from phasegraph.cli.render import print_markdown, progress_printer, review_prompt, show_text
+from phasegraph.cli.session import (
+    DEFAULT_DB,
+    EXIT_DONE,
+    EXIT_ERROR,
+    EXIT_PAUSED,
+    Session,
+    UsageError,
+    thread_config,
+)
+from phasegraph.context import Context
+from phasegraph.errors import redact
+from phasegraph.graph import PhaseGraph
+from phasegraph.models import describe_model, model_from_context, model_kind
+from phasegraph.report import render, statistics
+from phasegraph.review import resume
+from phasegraph.storage.thread_index import ThreadRow
+
+
+def _finish(session: Session, thread_id: str, values: Mapping[str, Any], out: Console) -> int:
+    """Print a run's outcome; the exit code says whether it ended or paused."""
+    pending = values.get("pending_review")
+    if session.args.json:
+        result = {
+            "thread_id": thread_id,
+            "status": values.get("status"),
+            "pending_review": pending,
+            "final_summary": values.get("final_summary"),
+            "statistics": statistics(values),
+        }
+        print(json.dumps(result, indent=2, default=str))
+    elif pending:
+        default_db = str(session.workspace / DEFAULT_DB)
+        out.print(review_prompt(thread_id, pending, session.where, default_db), markup=False)
+    else:
+        print_markdown(out, values.get("final_summary") or "(no summary)")
+    if pending:
+        return EXIT_PAUSED
+    return EXIT_DONE if values.get("final_summary") else EXIT_ERROR
+
+
+def cmd_run(session: Session, out: Console) -> int:
+    """`phasegraph run`: a new request on a new (or named, unused) thread."""
+    args = session.args
+    if not args.request.strip():
+        raise UsageError("the request is empty")
+    thread_id = args.thread or new_thread_id("t")
+    context = session.context()
+    announce_model(session, context)
+    with session.graph() as graph:
+        existing = graph.get_state(thread_config(thread_id)).values
+        if existing:
+            raise UsageError(
+                f"thread {thread_id!r} already exists (status {existing.get('status')}); "
+                f"use `phasegraph resume {thread_id}` or another --thread"
+            )
+        session.err.print(f"thread {thread_id}", markup=False, highlight=False)
+        values = run_request(session, graph, thread_id, args.request, context)
+    return _finish(session, thread_id, values, out)
+
+
+def new_thread_id(prefix: str) -> str:
+    """A new thread id: the prefix, the time and a random suffix."""
+    return f"{prefix}-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
+
+
+def run_request(
+    session: Session, graph: PhaseGraph, thread_id: str, request: str, context: Context
+) -> dict[str, Any]:
+    """Run a request on a new thread, progress on stderr; returns the state it stopped in."""
+    show = progress_printer(session.err)
+    for event in graph.stream(
+        {"request": request}, thread_config(thread_id), context=context, stream_mode="custom"
+    ):
+        show(event)
+    return session.values(graph, thread_id)
+
+
+def announce_model(session: Session, context: Context) -> None:
+    """Say which model runs, and fail before the run if it cannot be built."""
+    model_from_context(context)  # a ConfigurationError here is bad input: exit 2, no thread
+    session.err.print(f"model: {describe_model(context)}", markup=False, highlight=False)
+    if model_kind(context) == "local" and not context.model.strip():
+        from phasegraph.models.local import default_model_path
+
+        default_model_path(
+            on_progress=lambda text: session.err.print(text, markup=False, highlight=False)
+        )
+
+
+def feedback_from_args(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The review answer the resume flags give, or None to just continue."""
+    if args.approve:
+        return {"action": "approve"}
+    if args.reject is not None:
+        return {"action": "reject", "reason": args.reject}
+    if args.modify is not None:
+        return {"action": "modify", "feedback": args.modify}
+    if args.answer is not None:
+        return {"action": "answer", "answer": args.answer}
+    if args.allow:
+        return {"action": "allow"}
+    if args.deny:
+        return {"action": "deny"}
+    if args.edit is not None:
+        return {"action": "edit", "phases": phases_file(args.edit)}
+    return None
+
+
+def phases_file(path: str) -> list[Any]:
+    """The phases a JSON file holds (a list, or ``{"phases": [...]}``); `UsageError` if none."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise UsageError(f"{path} is not valid JSON: {exc}") from None
+    phases = data.get("phases") if isinstance(data, dict) else data
+    if not isinstance(phases, list):
+        raise UsageError(f'{path} must hold a list of phases or {{"phases": [...]}}')
+    return phases
+
+
+def cmd_resume(session: Session, out: Console) -> int:
+    """`phasegraph resume`: answer the pending review, or continue after an error or a crash."""
+    thread_id = session.args.thread
+    feedback = feedback_from_args(session.args)
+    with session.graph(create=False) as graph:
+        session.values(graph, thread_id)
+        row = session.index().get(thread_id)
+        context = session.context(thread_model=row.model if row else "")
+        announce_model(session, context)
+        values = resume(
+            graph,
+            thread_config(thread_id),
+            feedback,
+            context=context,
+            on_progress=progress_printer(session.err),
+        )
+    return _finish(session, thread_id, values, out)
+
+
+def thread_rows(session: Session, status: str | None, limit: int | None) -> list[ThreadRow]:
+    """Threads of the database, indexing (once) any written without the index."""
+    if not session.exists():
+        return []
+    index = session.index()
+    missing = index.unindexed()
+    if missing:
+        with session.graph(create=False) as graph:
+            for thread_id in missing:
+                values = graph.get_state(thread_config(thread_id)).values
+                if values:
+                    index.record(thread_id, values)
+    return index.rows(status=status, limit=limit)
+
+
+def cmd_threads(session: Session, out: Console) -> int:
+    """`phasegraph threads`: id, status, request, steps and last update of each thread."""
+    rows = thread_rows(session, session.args.status, session.args.limit or None)
+    if session.args.json:
+        print(json.dumps([r.as_dict() for r in rows], indent=2))
+        return EXIT_DONE
+    if not rows:
+        out.print("no threads", markup=False)
+        return EXIT_DONE
+    width = max(len(r.thread_id) for r in rows)
+    for r in rows:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.updated_at))
+        request = " ".join(r.request.split())[:60]
+        out.print(
+            f"{r.thread_id:<{width}}  {r.status:<16} {r.steps:>4} steps  {when}  {request}",
+            markup=False,
+            highlight=False,
+        )
+    return EXIT_DONE
+
+
+def cmd_show(session: Session, out: Console) -> int:
+    """`phasegraph show`: everything about one thread."""
+    with session.graph(create=False) as graph:
+        values = session.values(graph, session.args.thread)
+    if session.args.json:
+        print(redact(json.dumps(values, indent=2, default=str)))
+    else:
+        print_markdown(out, show_text(session.args.thread, values))
+    return EXIT_DONE
+
+
+def cmd_report(session: Session, out: Console) -> int:
+    """`phasegraph report`: the run report as Markdown, HTML or JSON."""
+    with session.graph(create=False) as graph:
+        values = session.values(graph, session.args.thread)
+    text = render(session.args.thread, values, session.args.format)
+    if session.args.output:
+        Path(session.args.output).write_text(text, encoding="utf-8")
+        session.err.print(f"wrote {session.args.output}", markup=False, highlight=False)
+    else:
+        sys.stdout.write(text)
+    return EXIT_DONE

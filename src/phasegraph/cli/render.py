@@ -1,0 +1,171 @@
+"""What a person reads: progress lines, a pending review and the commands that answer it, a thread.
+
+Markdown is rendered on a terminal and written as it is when piped, for the next program.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from rich.console import Console
+from rich.markdown import Markdown
+
+from phasegraph.errors import redact
+
+
+def describe_event(event: Mapping[str, Any]) -> str:
+    """One progress event as a short line for a person."""
+    name = event.get("event", "")
+    match name:
+        case "analysed":
+            return f"analysed: {event.get('goal')} ({event.get('task_type')})"
+        case "phases_planned":
+            names = ", ".join(f"{p['id']} {p['name']}" for p in event.get("phases", []))
+            return f"phases: {names}"
+        case "phase_started":
+            return f"phase {event.get('index')}/{event.get('total')}: {event.get('name')}"
+        case "round_planned":
+            return f"  round {event.get('round')}: {event.get('tasks')} task(s) planned"
+        case "task_started":
+            return f"    {event.get('task_id')} {event.get('tool')} ..."
+        case "task_finished":
+            return f"    {event.get('task_id')} {event.get('status')}"
+        case "judged":
+            rate = event.get("completion_rate")
+            done = f"{rate:.0%}" if isinstance(rate, int | float) else "?"
+            return f"  judged: {done} done, next {event.get('next_action')}"
+        case "phase_ended":
+            return f"phase {event.get('phase_id')} ended: {event.get('ended_by')}"
+        case "reflection_triggered":
+            return f"  reflection ({event.get('trigger')}): {event.get('reason')}"
+        case "replanned":
+            return f"replanned: {event.get('status')}"
+        case "awaiting_review":
+            return f"waiting for a person: {event.get('kind')}"
+        case "review_answered":
+            return f"review answered: {event.get('action')}"
+        case "stage_failed":
+            return f"{event.get('node')} failed: {event.get('reason')}"
+        case "summary_ready":
+            return f"summary ready ({event.get('status')})"
+    details = " ".join(f"{k}={v}" for k, v in event.items() if k != "event")
+    return f"{name} {details}".strip()
+
+
+def progress_printer(err: Console) -> Callable[[dict[str, Any]], None]:
+    """A progress callback that prints each event as one line on ``err``."""
+
+    def show(event: dict[str, Any]) -> None:
+        err.print(redact(describe_event(event)), markup=False, highlight=False)
+
+    return show
+
+
+def phase_line(phase: Mapping[str, Any]) -> str:
+    """One phase as a line: its id, name and goal."""
+    return f"  {phase['id']}. {phase['name']}: {phase.get('goal', '')}"
+
+
+def pending_lines(pending: Mapping[str, Any]) -> list[str]:
+    """What a pending review asks, one line per phase, question or tool."""
+    lines = []
+    if pending.get("error"):
+        lines.append(f"The last answer did not fit: {pending['error']}")
+    lines += [phase_line(phase) for phase in pending.get("phases") or []]
+    if pending.get("reason"):
+        lines.append(f"Why: {pending['reason']}")
+    lines += [f"  ? {q}" for q in pending.get("questions") or []]
+    if pending.get("tool"):
+        lines.append(f"  tool {pending['tool']}: {pending.get('justification', '')}")
+    return lines
+
+
+ANSWER_FLAGS = {
+    "plan_review": ["--approve", '--reject "REASON"', '--modify "TEXT"', "--edit PHASES.json"],
+    "replan_review": ["--approve", '--reject "REASON"', '--modify "TEXT"', "--edit PHASES.json"],
+    "clarification": ['--answer "TEXT"', '--reject "REASON"'],
+    "tool_permission": ["--allow", "--deny"],
+}
+
+
+def review_prompt(thread_id: str, pending: Mapping[str, Any], db: str, default_db: str) -> str:
+    """What a paused run asks, and the exact commands that answer it."""
+    kind = pending.get("kind", "review")
+    lines = [f"Paused for {kind} (thread {thread_id}).", *pending_lines(pending)]
+    answers = ANSWER_FLAGS.get(kind, ["--approve", '--reject "REASON"'])
+    where = "" if db == default_db else f" --db {shlex.quote(db)}"
+    lines.append("Answer with one of:")
+    lines += [f"  phasegraph resume {shlex.quote(thread_id)} {a}{where}" for a in answers]
+    return "\n".join(lines)
+
+
+def print_markdown(out: Console, text: str) -> None:
+    """Markdown, rendered on a terminal and written as it is when piped."""
+    if out.is_terminal:
+        out.print(Markdown(text))
+    else:  # piped: the Markdown itself, for the next program
+        print(text)
+
+
+def show_text(thread_id: str, values: Mapping[str, Any]) -> str:
+    """A thread in detail, as Markdown."""
+    lines = [f"# Thread {thread_id}", f"**Status:** {values.get('status')}"]
+    lines.append(f"**Request:** {values.get('request')}")
+    structured = values.get("structured_request")
+    if structured:
+        lines += ["## Structured request", f"- goal: {structured.get('core_goal')}"]
+        for key in ("requirements", "constraints"):
+            if structured.get(key):
+                lines.append(f"- {key}: " + "; ".join(structured[key]))
+        lines.append(f"- type: {structured.get('task_type')}, {structured.get('complexity')}")
+    phases = values.get("phases") or []
+    if phases:
+        lines.append("## Phases")
+        current = values.get("phase_index", 0)
+        for i, phase in enumerate(phases):
+            mark = "done" if i < current else ("current" if i == current else "to do")
+            lines.append(f"{i + 1}. **{phase['name']}** ({phase['id']}, {mark}): {phase['goal']}")
+    for rnd in values.get("rounds") or []:
+        judgement = rnd.get("judgement") or {}
+        lines.append(f"## {rnd['phase_id']} round {rnd['round']}")
+        for result in rnd.get("results", []):
+            output = " ".join(str(result.get("output", "")).split())[:160]
+            args = json.dumps(result.get("arguments", {}), ensure_ascii=False)[:120]
+            lines.append(f"- `{result['tool']}` {args}: **{result['status']}** {output}")
+        if judgement:
+            lines.append(
+                f"- judge: {judgement.get('phase_completion_rate', 0):.0%} done, next "
+                f"{judgement.get('next_action')}: {judgement.get('user_summary', '')}"
+            )
+    for title, key, fmt in (
+        ("Reflections", "reflections", "{trigger} ({phase_id} round {round}): {reason}"),
+        ("Tool violations", "tool_violations", "{tool} in {phase_id}/{task_id}: {reason}"),
+    ):
+        items = values.get(key) or []
+        if items:
+            lines.append(f"## {title}")
+            lines += ["- " + fmt.format_map(_Missing(item)) for item in items]
+    pending = values.get("pending_review")
+    if pending:
+        lines += ["## Pending review", "```", json.dumps(pending, indent=2, default=str), "```"]
+    if values.get("final_summary"):
+        lines += ["## Summary", values["final_summary"]]
+    # list items stay together; headings and paragraphs are separated by a blank line
+    text, last = "", ""
+    for line in lines:
+        if text:
+            text += "\n" if _list_item(line) and _list_item(last) else "\n\n"
+        text, last = text + line, line
+    return redact(text)
+
+
+def _list_item(line: str) -> bool:
+    return line.startswith("- ") or line[:1].isdigit()
+
+
+class _Missing(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
+        return "?"

@@ -1,0 +1,168 @@
+"""What every command works with: its settings, the threads database and the compiled graph.
+
+Also the exit codes, `UsageError` (bad usage or input: exit 2) and the database URL helpers
+that keep a PostgreSQL password out of everything phasegraph prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+
+from langchain_core.runnables import RunnableConfig
+from rich.console import Console
+
+from phasegraph.context import Context
+from phasegraph.errors import redact, register_secret
+from phasegraph.graph import PhaseGraph, build_graph
+from phasegraph.storage.database import open_checkpointer, postgres_database, sqlite_database
+from phasegraph.storage.integrity import checked_state
+from phasegraph.storage.thread_index import ThreadIndex, index_for
+
+EXIT_DONE, EXIT_ERROR, EXIT_USAGE, EXIT_PAUSED = 0, 1, 2, 3
+DEFAULT_DB = os.path.join(".phasegraph", "threads.sqlite")
+
+
+class UsageError(Exception):
+    """Bad usage or input: exit code 2."""
+
+
+class Session:
+    """What one command works with: settings, the threads database and the compiled graph."""
+
+    def __init__(self, args: argparse.Namespace, err: Console) -> None:
+        """Resolve the workspace, the database and the settings from the arguments."""
+        self.args = args
+        self.err = err
+        workspace = args.workspace or os.environ.get("PHASEGRAPH_WORKSPACE") or "."
+        self.workspace = Path(workspace).expanduser().resolve()
+        if not self.workspace.is_dir():
+            raise UsageError(f"workspace {str(self.workspace)!r} is not a folder")
+        db = args.db or os.environ.get("PHASEGRAPH_DB") or str(self.workspace / DEFAULT_DB)
+        self.url = ""
+        """A PostgreSQL URL, or "" when the threads live in a SQLite file."""
+        self.db = Path()
+        """The SQLite file (when there is no URL)."""
+        if "://" in db:
+            self.url = postgres_url(db)
+            self.where = _without_password(self.url)
+        else:
+            self.db = Path(db).expanduser().resolve()
+            self.where = str(self.db)
+        if getattr(args, "api_key", None):
+            # Into this process's environment only: the key is never a setting or a state value.
+            os.environ["PHASEGRAPH_API_KEY"] = args.api_key
+
+    def context(self, thread_model: str = "") -> Context:
+        """The run settings: flags first, then the thread's own model, then the environment."""
+        settings: dict[str, Any] = {"workspace": str(self.workspace)}
+        model = getattr(self.args, "model", None)
+        if model is None and thread_model:
+            model = thread_model
+        if model is not None:
+            settings["model"] = model
+        if getattr(self.args, "base_url", None) is not None:
+            settings["base_url"] = self.args.base_url
+        for name in ("review", "max_steps"):
+            value = getattr(self.args, name, None)
+            if value is not None:
+                settings[name] = value
+        try:
+            return Context(**settings)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+
+    @contextmanager
+    def graph(self, *, create: bool = True) -> Iterator[PhaseGraph]:
+        """The compiled graph over the threads database."""
+        if not self.url and not self.db.exists() and not create:
+            raise UsageError(f"no threads database at {self.db} (use --db or --workspace)")
+        with open_checkpointer(self.url or self.db) as saver:
+            yield build_graph(checkpointer=saver)
+
+    def exists(self) -> bool:
+        """Whether the threads database may hold threads (a server is asked when used)."""
+        return bool(self.url) or self.db.exists()
+
+    def index(self) -> ThreadIndex:
+        """The thread index of the database (made once per process)."""
+        return index_for(postgres_database(self.url) if self.url else sqlite_database(str(self.db)))
+
+    def values(self, graph: PhaseGraph, thread_id: str) -> dict[str, Any]:
+        """A thread's state values; `UsageError` for an unknown thread."""
+        values = dict(checked_state(graph, thread_config(thread_id)).values)
+        if not values:
+            raise UsageError(f"unknown thread {thread_id!r} in {self.where}")
+        return values
+
+
+def postgres_url(db: str) -> str:
+    """A ``postgresql://`` database URL, its password masked in everything phasegraph prints."""
+    parts = urlsplit(db)
+    if parts.scheme not in ("postgres", "postgresql"):
+        raise UsageError(
+            f"--db {parts.scheme}://... is not a database phasegraph knows: "
+            "give a SQLite file path or a postgresql:// URL"
+        )
+    for password in url_passwords(db):
+        register_secret(password)
+    return db
+
+
+def url_passwords(url: str) -> list[str]:
+    """The passwords a database URL carries (user part or ``password=``), raw and decoded."""
+    parts = urlsplit(url)
+    found = [parts.password or ""]
+    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if k == "password"]
+    return sorted({p for raw in found if raw for p in (raw, unquote(raw))}, key=len, reverse=True)
+
+
+def _without_password(url: str) -> str:
+    """The URL to print: its password left out (libpq reads PGPASSWORD instead)."""
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.password is not None:
+        host = netloc.rsplit("@", 1)[1]
+        netloc = f"{parts.username}@{host}" if parts.username else host
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k != "password"])
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+@contextmanager
+def database_errors(where: str, url: str) -> Iterator[None]:
+    """A database that cannot be used, as one clear line: missing extra, server, bad file."""
+    try:
+        yield
+    except ImportError as exc:
+        if not url:
+            raise
+        raise UsageError(
+            'a postgresql:// database needs the postgres extra: pip install "phasegraph[postgres]"'
+        ) from exc
+    except sqlite3.DatabaseError as exc:  # not a database, unreadable, read-only, locked
+        raise UsageError(f"cannot use the database {where}: {exc}") from exc
+    except Exception as exc:
+        if not (url and _connection_failed(exc)):
+            raise
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        for password in url_passwords(url):  # short ones too, which redact() leaves alone
+            first = first.replace(password, "***")
+        raise UsageError(f"cannot use the database {where}: {redact(first)}") from exc
+
+
+def _connection_failed(exc: Exception) -> bool:
+    """Whether a PostgreSQL error is about the URL, the server or the login, not a run."""
+    from psycopg import OperationalError, ProgrammingError
+
+    return isinstance(exc, OperationalError | ProgrammingError)
+
+
+def thread_config(thread_id: str) -> RunnableConfig:
+    """The run config that names a thread."""
+    return {"configurable": {"thread_id": thread_id}}
