@@ -108,7 +108,8 @@ def test_the_sqlite_checkpointer_waits_for_other_writers_as_long_as_phasegraph(
     # processes share the file: LangGraph's 5 s default failed a resume ("database is locked")
     import asyncio
 
-    from phasegraph.storage.database import SQLITE_BUSY_S, aopen_checkpointer, open_checkpointer
+    from phasegraph.storage import aopen_checkpointer, open_checkpointer
+    from phasegraph.storage.database import SQLITE_BUSY_S
 
     db = tmp_path / "t.sqlite"
     with open_checkpointer(db) as saver:

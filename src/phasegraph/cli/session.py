@@ -21,7 +21,8 @@ from rich.console import Console
 from phasegraph.context import Context
 from phasegraph.errors import redact, register_secret
 from phasegraph.graph import PhaseGraph, build_graph
-from phasegraph.storage.database import open_checkpointer, postgres_database, sqlite_database
+from phasegraph.storage import open_checkpointer
+from phasegraph.storage.database import postgres_database, sqlite_database
 from phasegraph.storage.integrity import checked_state
 from phasegraph.storage.thread_index import ThreadIndex, index_for
 
