@@ -11,7 +11,7 @@ ANALYSIS = {
     "core_goal": "Write a short report about the files in the workspace",
     "requirements": ["list the files", "write report.md"],
     "constraints": [],
-    "complexity": "simple",
+    "complexity": "medium",
     "task_type": "writing",
     "estimated_phases": 2,
     "clarification_needed": False,
@@ -45,6 +45,11 @@ def round_plan(*tasks: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
 
 
 ECHO_ROUND = round_plan(("t1", "echo", {"text": "hello"}))
+
+
+def echo_round(text: str) -> dict[str, Any]:
+    """A round of one echo of ``text`` (distinct texts: no repeated_action trigger)."""
+    return round_plan(("t1", "echo", {"text": text}))
 
 
 def judgement(

@@ -26,6 +26,13 @@ class ThreadStateError(PhasegraphError):
     """The thread is unknown, or not in a state that allows the operation."""
 
 
+class CheckError(PhasegraphError, ValueError):
+    """A check that cannot be used; a run given one is refused before it starts (SPEC 11).
+
+    It has an unknown kind or bad syntax, a path outside the workspace or a command not allowed.
+    """
+
+
 class FeedbackError(PhasegraphError):
     """Review feedback that does not fit the pending review; the thread is left unchanged."""
 

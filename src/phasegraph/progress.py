@@ -25,6 +25,8 @@ ProgressEvent = Literal[
     "awaiting_review",
     "review_answered",
     "stage_failed",
+    "stage_fallback",
+    "checks_evaluated",
     "summary_ready",
 ]
 

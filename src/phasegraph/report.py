@@ -87,6 +87,13 @@ def build_report(thread_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
         "unfinished": list(summary.get("unfinished") or []),
         "next_steps": list(summary.get("next_steps") or []),
         "pending_review": values.get("pending_review"),
+        "shortfalls": list(values.get("shortfalls") or []),
+        "checks": [
+            {k: c.get(k) for k in ("id", "label", "passed", "detail", "phase_id", "source")}
+            for c in values.get("checks") or []
+            if isinstance(c, Mapping) and "label" in c
+        ],
+        "fallbacks": [dict(f) for f in values.get("fallbacks") or []],
         "phases": phases,
         "statistics": statistics(values),
     }
@@ -99,6 +106,17 @@ def to_json(report: Mapping[str, Any]) -> str:
 
 def _bullets(items: list[str]) -> str:
     return "\n".join(f"- {item}" for item in items) if items else "- (none)"
+
+
+def _verdict(passed: object) -> str:
+    if passed is None:
+        return "not evaluated"
+    return "passes" if passed else "**fails**"
+
+
+def _cell(text: object) -> str:
+    """Text for a Markdown table cell: one line, no column breaks."""
+    return " ".join(str(text).split()).replace("|", "\\|").replace("`", "'")
 
 
 def to_markdown(report: Mapping[str, Any]) -> str:
@@ -120,6 +138,29 @@ def to_markdown(report: Mapping[str, Any]) -> str:
         parts += ["## Unfinished", _bullets(report["unfinished"])]
     if report["next_steps"]:
         parts += ["## Next steps", _bullets(report["next_steps"])]
+    if report["shortfalls"]:
+        parts += ["## What fell short", _bullets(report["shortfalls"])]
+    if report["checks"]:
+        parts += [
+            "## Checks",
+            "| check | result | what code saw | phase | from |\n|---|---|---|---|---|\n"
+            + "\n".join(
+                f"| `{_cell(c['label'])}` | {_verdict(c['passed'])} | {_cell(c['detail'])} "
+                f"| {c['phase_id'] or 'last'} | {c['source']} |"
+                for c in report["checks"]
+            ),
+        ]
+    if report["fallbacks"]:
+        parts += [
+            "## Decided by code",
+            _bullets(
+                [
+                    f"{f['stage']}" + (f" ({f['phase_id']})" if f["phase_id"] else "")
+                    + f": {f['action']} (after: {f['reason']})"
+                    for f in report["fallbacks"]
+                ]
+            ),
+        ]
     parts.append("## Phases")
     for phase in report["phases"]:
         rate = f"{phase['completion_rate']:.0%}"

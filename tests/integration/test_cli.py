@@ -1,7 +1,8 @@
 """The `phasegraph` command line, run as a user runs it: a subprocess per command.
 
-Every command and exit code: 0 ended, 3 paused, 2 bad usage or input, 1 internal error. A run
-pauses in one process and is resumed from another; a wrong answer changes nothing.
+Every command and exit code: 0 completed, 4 ended otherwise, 3 paused, 2 bad usage or input, 1
+internal error. A run pauses in one process and is resumed from another; a wrong answer changes
+nothing; checks decide what completed means.
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ def test_a_wrong_answer_changes_nothing(ws: Path) -> None:
     assert "Traceback" not in wrong.stderr
 
     bad_edit = ws / "phases.json"
-    bad_edit.write_text(json.dumps([{"id": "p1", "name": "x"}]))  # no goal, no rounds
+    bad_edit.write_text(json.dumps([{"id": "p1", "name": "x", "estimated_rounds": 9}]))
     edited = cli("resume", "w", "--edit", str(bad_edit), cwd=ws)
     assert edited.returncode == 2 and "edit does not fit the pending plan_review" in edited.stderr
 
@@ -260,3 +261,45 @@ def test_threads_in_postgresql_with_the_password_never_shown(ws: Path, postgres_
     assert unknown.returncode == 2 and "give a SQLite file path or a postgresql:// URL" in (
         unknown.stderr
     )
+
+
+def test_checks_decide_the_exit_code(ws: Path) -> None:
+    # 0 only when every phase completed and every check passed
+    done = cli("run", "go", "--thread", "ok", "--model", MODEL, "--check", "exists:files.md",
+               "--check", "contains:files.md:notes.txt", "--json", cwd=ws)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["status"] == "completed" and result["shortfalls"] == []
+    assert [(c["label"], c["passed"]) for c in result["checks"]] == [
+        ("exists:files.md", True),
+        ("contains:files.md:notes.txt", True),
+    ]
+    # 4: the run ended, but a check fails; the summary says which, and what code saw
+    short = cli("run", "go", "--thread", "short", "--model", MODEL, "--check",
+                "contains:files.md:plan.md", cwd=ws)  # fmt: skip
+    assert short.returncode == 4, short.stderr
+    assert "Status: incomplete" in short.stdout
+    assert "check contains:files.md:plan.md fails: files.md" in short.stdout
+    rows = json.loads(cli("threads", "--json", cwd=ws).stdout)
+    assert {r["thread_id"]: r["status"] for r in rows} == {"ok": "completed", "short": "incomplete"}
+    shown = cli("show", "short", cwd=ws)
+    assert shown.returncode == 0 and "## Checks" in shown.stdout
+    assert "contains:files.md:plan.md: FAILS" in shown.stdout
+
+
+@pytest.mark.parametrize(
+    ("check", "message"),
+    [
+        ("size:files.md", "unknown check 'size:files.md'"),
+        ("exists:../outside.txt", "resolves outside the workspace"),
+        ("cmd:rm files.md", "'rm' is not an allowed command"),
+        ("contains:files.md", "needs a path and a text"),
+    ],
+)
+def test_a_bad_check_is_refused_before_anything_runs(ws: Path, check: str, message: str) -> None:
+    refused = cli("run", "go", "--thread", "bad", "--model", MODEL, "--check", check, cwd=ws)
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.strip().splitlines()[-1].startswith("error: ")
+    assert message in refused.stderr and "Traceback" not in refused.stderr
+    assert not (ws / "files.md").exists()
+    assert not (ws / ".phasegraph" / "threads.sqlite").exists() or checkpoints(ws, "bad") == 0

@@ -11,10 +11,13 @@ from phasegraph import Context, ScriptedChatModel, build_graph
 from phasegraph.nodes.prompt_render import tokens
 
 from scripts import (
+    ANALYSIS,
     CONTINUE,
+    ToolLog,
     distinct_plans,
     judgement,
     make_script,
+    make_tools,
     phases,
     rising_judgements,
     round_plan,
@@ -30,41 +33,123 @@ BAD = {
 
 
 @pytest.mark.parametrize(
-    ("function", "node", "steps"),
+    ("function", "node", "calls", "status", "steps"),
     [
-        # analyse is not counted
-        ("request_analyser", "analyse", 0),
-        # three attempts of phase_plan
-        ("phase_planner", "phase_plan", 3),
-        # phase_plan 1 + three plan attempts
-        ("plan_tool_call", "plan", 4),
-        # phase_plan 1 + plan 1 + tool 1 + three judge attempts
-        ("judge_tasks", "judge", 6),
+        # analyse is not counted; the request itself becomes the goal, the run goes on
+        ("request_analyser", "analyse", 3, "completed", 7),
+        # three attempts of phase_plan, then one phase with the goal: plan 1 + tool 1 + judge 1
+        ("phase_planner", "phase_plan", 3, "completed", 6),
+        # phase_plan 1, then three plan attempts in each phase: each phase ends short
+        ("plan_tool_call", "plan", 6, "incomplete", 7),
     ],
 )
-def test_stage_that_never_parses_ends_failed_with_summary(run, function, node, steps) -> None:
+def test_a_stage_that_never_parses_falls_back_and_the_run_goes_on(
+    run, function, node, calls, status, steps
+) -> None:
     out, _, model = run(make_script(**{function: [BAD[function]]}), max_parse_retries=2)
-    assert len(model.calls_of(function)) == 3
-    assert out["status"] == "failed"
-    assert out["step_count"] == steps
-    assert out["error"]["node"] == node
-    assert out["error"]["type"] == "StageFailed"
-    assert node in out["final_summary"]
+    assert len(model.calls_of(function)) == calls
+    assert out["status"] == status
+    assert out["step_count"] == steps  # every failed attempt of a counted stage is a step
+    assert out["parse_failures"] == calls
+    assert out["error"] is None and out["stop_reason"] == "done"
+    assert {f["stage"] for f in out["fallbacks"]} == {node}
+    assert all("no valid result after 3 attempt(s)" in f["reason"] for f in out["fallbacks"])
+    assert f"Decided by code after unusable answers: {node}" in out["final_summary"]
     assert out["final_summary"].startswith("## Report")  # the summarizer still wrote it
 
 
-def test_replan_that_never_parses_ends_failed(run) -> None:
+def test_the_analysis_falls_back_to_the_request_as_the_goal(run) -> None:
+    out, _, model = run(make_script(request_analyser=[BAD["request_analyser"]]))
+    assert out["structured_request"]["core_goal"] == "Report on the workspace files"
+    assert out["fallbacks"][0]["action"] == "took the request itself as the goal, in one phase"
+    # later prompts are built from the structured request, as after any analysis
+    assert "Report on the workspace files" in model.calls_of("phase_planner")[0][-1].content
+
+
+def test_the_phase_plan_falls_back_to_one_phase_with_the_goal(run) -> None:
+    out, _, _ = run(make_script(phase_planner=[BAD["phase_planner"]]))
+    assert [p["id"] for p in out["phases"]] == ["p1"]
+    assert out["phases"][0]["goal"].startswith(ANALYSIS["core_goal"])
+    assert out["phase_outcomes"][0]["completed"] is True
+
+
+def test_a_plan_that_never_parses_ends_its_phase_short(run) -> None:
+    out, _, _ = run(make_script(plan_tool_call=[BAD["plan_tool_call"]]))
+    assert [(o["phase_id"], o["ended_by"], o["rounds"]) for o in out["phase_outcomes"]] == [
+        ("p1", "no_plan", 0),
+        ("p2", "no_plan", 0),
+    ]
+    assert "phase phase p1 (p1) ended short: no usable round plan came, at 0%" in out["shortfalls"]
+
+
+def test_a_judge_that_never_parses_lets_the_facts_decide(run) -> None:
+    script = make_script(
+        phase_planner=[phases("p1")],
+        plan_tool_call=[distinct_plans()],
+        judge_tasks=[BAD["judge_tasks"]],
+    )
+    out, _, model = run(script, max_parse_retries=2, max_steps=100)
+    # no check to decide by: the phase goes on, round after round, until its round limit
+    # (1 estimated + 2 extra); each round is a plan, a tool and three judge attempts
+    assert [(o["ended_by"], o["completed"]) for o in out["phase_outcomes"]] == [
+        ("round_limit", False)
+    ]
+    assert out["step_count"] == 1 + 3 * (1 + 1 + 3)
+    assert [f["stage"] for f in out["fallbacks"]] == ["judge"] * 3
+    assert all(r["judgement"]["next_action"] == "continue_phase" for r in out["rounds"])
+    assert out["rounds"][0]["judgement"]["user_summary"].startswith(
+        "Judged by code from the facts: 1 of 1 tasks succeeded; the phase goes on"
+    )
+    assert out["status"] == "incomplete"
+
+
+def test_a_judge_that_never_parses_completes_a_phase_whose_checks_pass(
+    run, tmp_path
+) -> None:
+    (tmp_path / "done.txt").write_text("ok")
+    script = make_script(phase_planner=[phases("p1")], judge_tasks=[BAD["judge_tasks"]])
+    model = ScriptedChatModel(script=script)
+    graph = build_graph(model=model, tools=make_tools(ToolLog()), checkpointer=InMemorySaver())
+    out = graph.invoke(
+        {"request": "finish", "checks": ["exists:done.txt"]},
+        {"configurable": {"thread_id": "j"}},
+        context=Context(workspace=str(tmp_path)),
+    )
+    assert out["phase_outcomes"][0]["completed"] is True
+    assert out["fallbacks"][0]["stage"] == "judge"
+    assert out["status"] == "completed"
+
+
+def test_a_replan_that_never_parses_keeps_the_remaining_phases(run) -> None:
     script = make_script(
         phase_planner=[phases("p1", rounds=3)],
+        plan_tool_call=[distinct_plans()],
         judge_tasks=[judgement("replan", completed=False, rate=0.1)],
         replanner=[BAD["replanner"]],
     )
-    out, _, model = run(script, max_parse_retries=1)
-    assert len(model.calls_of("replanner")) == 2
+    out, _, model = run(script, max_parse_retries=1, max_steps=100)
+    # each replan: two attempts, then the phases stay; the phase goes on until the cap
+    assert out["error"] is None
+    assert [p["id"] for p in out["phases"]] == ["p1"]
+    assert out["replan_count"] == 3
+    assert len(model.calls_of("replanner")) == 6
+    assert [f["stage"] for f in out["fallbacks"]] == ["replan"] * 3
+    assert out["phase_outcomes"][0]["ended_by"] == "replan_cap"
+    assert out["status"] == "incomplete"
+
+
+@pytest.mark.parametrize(("function", "node"), [("request_analyser", "analyse"),
+                                                ("phase_planner", "phase_plan")])  # fmt: skip
+def test_a_model_that_never_answers_ends_the_run_failed(run, function, node) -> None:
+    # an error, not a bad answer: every attempt raised, as a dead endpoint does
+    script = make_script(**{function: [ConnectionError("connection refused")]})
+    out, _, model = run(script, max_parse_retries=2)
+    assert len(model.calls_of(function)) == 3
     assert out["status"] == "failed"
-    assert out["error"]["node"] == "replan"
-    # phase_plan 1 + round 3 + two replan attempts
-    assert out["step_count"] == 6
+    assert out["error"]["node"] == node and out["error"]["type"] == "StageFailed"
+    assert "connection refused" in out["error"]["message"]
+    assert out["fallbacks"] == []
+    assert out["final_summary"]
 
 
 def test_repair_prompt_carries_the_validation_error(run) -> None:
@@ -206,7 +291,8 @@ def test_long_run_never_hits_the_recursion_limit(run) -> None:
     # 18 rounds of 4 super-steps each are far past LangGraph's default limit of 25
     out, graph, _ = run(script, max_steps=200, max_replans=0)
     assert len(out["rounds"]) >= 9
-    assert out["status"] == "completed"
+    # the judge never completes a phase: each ends at its round limit
+    assert out["status"] == "incomplete" and out["stop_reason"] == "done"
     # a caller's own low limit does not cut a run short either: the budget rules
     out2 = graph.invoke(
         {"request": "again"},
@@ -214,7 +300,7 @@ def test_long_run_never_hits_the_recursion_limit(run) -> None:
         context=Context(max_steps=200),
     )
     assert len(out2["rounds"]) >= 5  # 5 super-steps a round: far past the limit of 5 given
-    assert out2["status"] == "completed"
+    assert out2["status"] == "incomplete" and out2["stop_reason"] == "done"
 
 
 def test_bad_input_is_refused_before_anything_is_written(run) -> None:

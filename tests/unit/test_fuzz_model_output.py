@@ -24,7 +24,7 @@ from scripts import ANALYSIS, SUMMARY, ToolLog, judgement, make_tools, phase, ro
 
 MAX_STEPS = 25
 COUNTED = ("phase_planner", "plan_tool_call", "judge_tasks", "replanner")
-ENDED = {"completed", "budget_exhausted", "rejected", "failed"}
+ENDED = {"completed", "incomplete", "budget_exhausted", "rejected", "failed"}
 NOT_RUN = ("skipped", "refused")  # task results of tasks never handed to their tool
 
 VALID: dict[str, list[dict[str, Any]]] = {
@@ -173,6 +173,12 @@ def test_any_model_output_ends_in_a_summary_with_steps_counted(
     assert out["status"] in ENDED
     if out["status"] == "failed":  # a failure always says what failed
         assert out["error"] and out["error"]["message"]
+        if out["error"]["type"] == "StageFailed":
+            # bad answers never fail a run: only a stage that got no answer at all does (SPEC 1)
+            assert "model call failed" in out["error"]["message"], out["error"]
+    for taken in out["fallbacks"]:  # a stage code stood in for says which, and why
+        assert taken["stage"] in ("analyse", "phase_plan", "plan", "judge", "replan")
+        assert "no valid result" in taken["reason"] and taken["action"]
     event(f"status {out['status']}")  # the spread shows with --hypothesis-show-statistics
     assert isinstance(out["final_summary"], str) and out["final_summary"].strip()
     calls = model.calls

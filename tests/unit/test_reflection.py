@@ -137,7 +137,11 @@ class TestInTheGraph:
         out, _, _ = run(script, review="none")
         assert out["phase_outcomes"][0]["ended_by"] == "consecutive_failures"
         assert out["phase_outcomes"][0]["rounds"] == 2  # not after round 1 (2 failures)
-        assert out["status"] == "completed"
+        # every phase ran, but p1 ended short: the run says so, and why
+        assert out["status"] == "incomplete"
+        assert out["shortfalls"] == [
+            "phase phase p1 (p1) ended short: its tasks failed in a row, at 10%"
+        ]
 
     def test_consecutive_failures_ask_a_person(self, run) -> None:
         script = make_script(

@@ -24,6 +24,7 @@ def state(**values: Any) -> dict[str, Any]:
         "stop_reason": None,
         "judgement": {"next_action": "continue_phase", "phase_ended_by": None},
         "reflection_note": None,
+        "current_plan": {"tasks": [{"id": "t1"}]},
     }
     base.update(values)
     return base
@@ -65,6 +66,17 @@ class TestAfterPlan:
 
     def test_failed_plan_summarizes(self) -> None:
         assert routing.route_after_plan(state(stop_reason="stage_failed")) == "summarize"
+
+    def test_a_phase_ended_for_want_of_a_plan_goes_to_the_next_phase(self) -> None:
+        # the plan's fallback (SPEC 1): no round was planned, the phase ended short
+        assert routing.route_after_plan(state(current_plan=None, phase_index=1)) == "plan"
+
+    def test_the_last_phase_ended_for_want_of_a_plan_summarizes(self) -> None:
+        assert routing.route_after_plan(state(current_plan=None, phase_index=2)) == "summarize"
+
+    def test_no_room_for_the_next_phase_summarizes(self) -> None:
+        s = state(current_plan=None, phase_index=1, step_count=8)
+        assert routing.route_after_plan(s) == "summarize"
 
 
 class TestAfterJudge:

@@ -103,15 +103,13 @@ def test_a_symlink_made_during_a_run_is_refused(tmp_path: Path) -> None:
 
     script = {
         "request_analyser": [ANALYSIS],
-        "phase_planner": [phases("p1", rounds=2)],
+        "phase_planner": [phases("p1", rounds=3)],
         "plan_tool_call": [
             round_plan(("mk", "make_link", {"name": "notes.txt"})),
-            round_plan(
-                ("rd", "read_file", {"path": "notes.txt"}),
-                ("wr", "write_file", {"path": "notes.txt", "content": "overwrite"}),
-            ),
+            round_plan(("rd", "read_file", {"path": "notes.txt"})),
+            round_plan(("wr", "write_file", {"path": "notes.txt", "content": "overwrite"})),
         ],
-        "judge_tasks": [CONTINUE, judgement()],
+        "judge_tasks": [CONTINUE, CONTINUE, judgement()],
         "summarizer": [SUMMARY],
     }
     out = run_in(ws, script, tools=[make_link], builtin_tools=True)

@@ -1,9 +1,11 @@
 """The ``phasegraph`` command line: run, resume, threads, show, report and chat.
 
 Threads live in a SQLite file, by default ``.phasegraph/threads.sqlite`` under the workspace.
-Progress goes to stderr, results to stdout. Exit codes: 0 the run ended (its summary is
-written), 3 it paused for a review, 2 bad usage or input (an unknown thread, an answer that
-does not fit), 1 an internal error. Every error is one line; ``--debug`` adds the traceback.
+Progress goes to stderr, results to stdout. Exit codes: 0 the run completed (every phase
+completed and every check passed), 4 it ended any other way (incomplete, budget exhausted,
+rejected or failed: its summary says why), 3 it paused for a review, 2 bad usage or input (an
+unknown thread, an answer that does not fit, a check that cannot be used), 1 an internal error.
+Every error is one line; ``--debug`` adds the traceback.
 
 The package: `session` (what a command works with: settings, the threads database, the graph),
 `commands` (run, resume, threads, show, report), `chat` (the interactive session) and `render`
@@ -69,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="phasegraph",
         description="Plan-and-execute workflows: phases, rounds of plan -> execute -> judge, "
         "review pauses, and a written summary.",
+        epilog="exit codes: 0 completed (every phase completed, every check passed); 4 ended "
+        "otherwise (incomplete, budget_exhausted, rejected, failed: the summary says why); "
+        "3 paused for a review; 2 bad usage or input; 1 internal error",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -77,6 +82,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--thread", default=None, help="thread id (default: a new one)")
     run.add_argument("--review", choices=REVIEW_LEVELS, default=None, help="when to ask a person")
     run.add_argument("--max-steps", type=int, default=None, help="step budget")
+    run.add_argument(
+        "--check",
+        action="append",
+        default=[],
+        metavar="CHECK",
+        help="what done means, checked by code; repeatable: exists:PATH, contains:PATH:TEXT, "
+        "matches:PATH:REGEX, cmd:COMMAND or 'cmd:COMMAND => TEXT' (the output must contain TEXT)",
+    )
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     _add_model_options(run)
     _add_store_options(run)
@@ -87,7 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
     answer.add_argument("--approve", action="store_true", help="approve the plan")
     answer.add_argument("--reject", metavar="REASON", help="reject, with a reason")
     answer.add_argument("--modify", metavar="TEXT", help="ask for a new plan along these lines")
-    answer.add_argument("--edit", metavar="FILE", help="replace the phases with a JSON file")
+    answer.add_argument(
+        "--edit",
+        metavar="FILE",
+        help='replace the phases (and, with {"phases": [...], "checks": [...]}, the checks) '
+        "with a JSON file",
+    )
     answer.add_argument("--answer", metavar="TEXT", help="answer a clarification")
     answer.add_argument("--allow", action="store_true", help="allow the requested tool")
     answer.add_argument("--deny", action="store_true", help="deny the requested tool")

@@ -9,8 +9,8 @@ from rich.console import Console
 
 from phasegraph.cli.commands import (
     announce_model,
+    edit_file,
     new_thread_id,
-    phases_file,
     run_request,
     thread_rows,
 )
@@ -40,7 +40,7 @@ def parse_chat_answer(line: str, kind: str) -> dict[str, Any]:
     if word == "modify":
         return {"action": "modify", "feedback": rest}
     if word == "edit":
-        return {"action": "edit", "phases": phases_file(rest)}
+        return {"action": "edit", **edit_file(rest)}
     if word == "answer":
         return {"action": "answer", "answer": rest}
     if kind == "clarification":

@@ -22,21 +22,23 @@ from phasegraph.cli.session import (
     EXIT_DONE,
     EXIT_ERROR,
     EXIT_PAUSED,
+    EXIT_SHORT,
     Session,
     UsageError,
     thread_config,
 )
 from phasegraph.context import Context
-from phasegraph.errors import redact
+from phasegraph.errors import CheckError, redact
 from phasegraph.graph import PhaseGraph
 from phasegraph.models import describe_model, model_from_context, model_kind
 from phasegraph.report import render, statistics
 from phasegraph.review import resume
 from phasegraph.storage.thread_index import ThreadRow
+from phasegraph.tools.checks import validate_checks
 
 
 def _finish(session: Session, thread_id: str, values: Mapping[str, Any], out: Console) -> int:
-    """Print a run's outcome; the exit code says whether it ended or paused."""
+    """Print a run's outcome; the exit code says how it ended (0 only when completed)."""
     pending = values.get("pending_review")
     if session.args.json:
         result = {
@@ -44,6 +46,8 @@ def _finish(session: Session, thread_id: str, values: Mapping[str, Any], out: Co
             "status": values.get("status"),
             "pending_review": pending,
             "final_summary": values.get("final_summary"),
+            "shortfalls": values.get("shortfalls") or [],
+            "checks": checks_of(values),
             "statistics": statistics(values),
         }
         print(json.dumps(result, indent=2, default=str))
@@ -54,7 +58,9 @@ def _finish(session: Session, thread_id: str, values: Mapping[str, Any], out: Co
         print_markdown(out, values.get("final_summary") or "(no summary)")
     if pending:
         return EXIT_PAUSED
-    return EXIT_DONE if values.get("final_summary") else EXIT_ERROR
+    if not values.get("final_summary"):
+        return EXIT_ERROR
+    return EXIT_DONE if values.get("status") == "completed" else EXIT_SHORT
 
 
 def cmd_run(session: Session, out: Console) -> int:
@@ -64,6 +70,10 @@ def cmd_run(session: Session, out: Console) -> int:
         raise UsageError("the request is empty")
     thread_id = args.thread or new_thread_id("t")
     context = session.context()
+    try:  # a check that cannot be used is bad input: refused before the model or a thread
+        validate_checks(args.check, context)
+    except CheckError as exc:
+        raise UsageError(str(exc)) from None
     announce_model(session, context)
     with session.graph() as graph:
         existing = graph.get_state(thread_config(thread_id)).values
@@ -73,7 +83,7 @@ def cmd_run(session: Session, out: Console) -> int:
                 f"use `phasegraph resume {thread_id}` or another --thread"
             )
         session.err.print(f"thread {thread_id}", markup=False, highlight=False)
-        values = run_request(session, graph, thread_id, args.request, context)
+        values = run_request(session, graph, thread_id, args.request, context, args.check)
     return _finish(session, thread_id, values, out)
 
 
@@ -83,13 +93,20 @@ def new_thread_id(prefix: str) -> str:
 
 
 def run_request(
-    session: Session, graph: PhaseGraph, thread_id: str, request: str, context: Context
+    session: Session,
+    graph: PhaseGraph,
+    thread_id: str,
+    request: str,
+    context: Context,
+    checks: list[str] | None = None,
 ) -> dict[str, Any]:
     """Run a request on a new thread, progress on stderr; returns the state it stopped in."""
     show = progress_printer(session.err)
-    for event in graph.stream(
-        {"request": request}, thread_config(thread_id), context=context, stream_mode="custom"
-    ):
+    start: dict[str, Any] = {"request": request}
+    if checks:
+        start["checks"] = list(checks)
+    config = thread_config(thread_id)
+    for event in graph.stream(start, config, context=context, stream_mode="custom"):
         show(event)
     return session.values(graph, thread_id)
 
@@ -121,12 +138,15 @@ def feedback_from_args(args: argparse.Namespace) -> dict[str, Any] | None:
     if args.deny:
         return {"action": "deny"}
     if args.edit is not None:
-        return {"action": "edit", "phases": phases_file(args.edit)}
+        return {"action": "edit", **edit_file(args.edit)}
     return None
 
 
-def phases_file(path: str) -> list[Any]:
-    """The phases a JSON file holds (a list, or ``{"phases": [...]}``); `UsageError` if none."""
+def edit_file(path: str) -> dict[str, Any]:
+    """The phases (and checks) a JSON file holds; `UsageError` if it holds no phases.
+
+    The file is a list of phases, or ``{"phases": [...]}`` with an optional ``"checks": [...]``.
+    """
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
@@ -136,7 +156,19 @@ def phases_file(path: str) -> list[Any]:
     phases = data.get("phases") if isinstance(data, dict) else data
     if not isinstance(phases, list):
         raise UsageError(f'{path} must hold a list of phases or {{"phases": [...]}}')
-    return phases
+    edit: dict[str, Any] = {"phases": phases}
+    if isinstance(data, dict) and "checks" in data:
+        edit["checks"] = data["checks"]
+    return edit
+
+
+def checks_of(values: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A run's checks as results show them: label, result, what code saw, owner, source."""
+    return [
+        {k: c.get(k) for k in ("id", "label", "passed", "detail", "phase_id", "source")}
+        for c in values.get("checks") or []
+        if isinstance(c, Mapping)
+    ]
 
 
 def cmd_resume(session: Session, out: Console) -> int:

@@ -49,6 +49,8 @@ def describe_event(event: Mapping[str, Any]) -> str:
             return f"review answered: {event.get('action')}"
         case "stage_failed":
             return f"{event.get('node')} failed: {event.get('reason')}"
+        case "stage_fallback":
+            return f"  {event.get('node')} gave no usable answer; code {event.get('action')}"
         case "summary_ready":
             return f"summary ready ({event.get('status')})"
     details = " ".join(f"{k}={v}" for k, v in event.items() if k != "event")
@@ -75,6 +77,10 @@ def pending_lines(pending: Mapping[str, Any]) -> list[str]:
     if pending.get("error"):
         lines.append(f"The last answer did not fit: {pending['error']}")
     lines += [phase_line(phase) for phase in pending.get("phases") or []]
+    checks = pending.get("checks") or []
+    if checks:
+        lines.append("Checks (each made true by the phase beside it):")
+        lines += [f"  {c['id']} {c['check']} (phase {c['phase']})" for c in checks]
     if pending.get("reason"):
         lines.append(f"Why: {pending['reason']}")
     lines += [f"  ? {q}" for q in pending.get("questions") or []]
@@ -140,14 +146,25 @@ def show_text(thread_id: str, values: Mapping[str, Any]) -> str:
                 f"- judge: {judgement.get('phase_completion_rate', 0):.0%} done, next "
                 f"{judgement.get('next_action')}: {judgement.get('user_summary', '')}"
             )
+            if judgement.get("overridden"):
+                lines.append(f"- overridden by code: {judgement['overridden']}")
+    checks = [c for c in values.get("checks") or [] if isinstance(c, Mapping) and "label" in c]
+    if checks:
+        lines.append("## Checks")
+        lines += [f"- {check_line(c)}" for c in checks]
     for title, key, fmt in (
+        ("What fell short", "shortfalls", ""),
+        ("Decided by code", "fallbacks", "{stage} ({phase_id} round {round}): {action}"),
         ("Reflections", "reflections", "{trigger} ({phase_id} round {round}): {reason}"),
         ("Tool violations", "tool_violations", "{tool} in {phase_id}/{task_id}: {reason}"),
     ):
         items = values.get(key) or []
         if items:
             lines.append(f"## {title}")
-            lines += ["- " + fmt.format_map(_Missing(item)) for item in items]
+            lines += [
+                "- " + (item if isinstance(item, str) else fmt.format_map(_Missing(item)))
+                for item in items
+            ]
     pending = values.get("pending_review")
     if pending:
         lines += ["## Pending review", "```", json.dumps(pending, indent=2, default=str), "```"]
@@ -160,6 +177,14 @@ def show_text(thread_id: str, values: Mapping[str, Any]) -> str:
             text += "\n" if _list_item(line) and _list_item(last) else "\n\n"
         text, last = text + line, line
     return redact(text)
+
+
+def check_line(check: Mapping[str, Any]) -> str:
+    """One check with its result and what code saw."""
+    passed = check.get("passed")
+    verdict = "not evaluated" if passed is None else "passes" if passed else "FAILS"
+    owner = f", phase {check['phase_id']}" if check.get("phase_id") else ""
+    return f"{check['label']}: {verdict} ({check.get('detail', '')}; {check.get('source')}{owner})"
 
 
 def _list_item(line: str) -> bool:

@@ -1,6 +1,7 @@
 """What every command works with: its settings, the threads database and the compiled graph.
 
-Also the exit codes, `UsageError` (bad usage or input: exit 2) and the database URL helpers
+Also the exit codes (0 completed, 4 ended otherwise, 3 paused, 2 bad usage or input, 1
+internal error), `UsageError` (bad usage or input: exit 2) and the database URL helpers
 that keep a PostgreSQL password out of everything phasegraph prints.
 """
 
@@ -26,7 +27,7 @@ from phasegraph.storage.database import postgres_database, sqlite_database
 from phasegraph.storage.integrity import checked_state
 from phasegraph.storage.thread_index import ThreadIndex, index_for
 
-EXIT_DONE, EXIT_ERROR, EXIT_USAGE, EXIT_PAUSED = 0, 1, 2, 3
+EXIT_DONE, EXIT_ERROR, EXIT_USAGE, EXIT_PAUSED, EXIT_SHORT = 0, 1, 2, 3, 4
 DEFAULT_DB = os.path.join(".phasegraph", "threads.sqlite")
 
 

@@ -53,6 +53,7 @@ from phasegraph.storage.lease import (
 )
 from phasegraph.storage.thread_index import index_for
 from phasegraph.tools.builtin import Toolbox
+from phasegraph.tools.checks import validate_checks
 
 # Budgets live in the state (SPEC section 8), not in LangGraph's per-invocation super-step limit.
 # Every super-step but execute (which may run no tool) and the review pauses spends a step, so
@@ -96,8 +97,12 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
         return str(thread_id) if thread_id else None
 
     @staticmethod
-    def _check_input(input: Any) -> bool:
-        """Whether ``input`` starts a run; a malformed start is refused before any write."""
+    def _check_input(input: Any, context: Any = None) -> bool:
+        """Whether ``input`` starts a run; a malformed start is refused before any write.
+
+        The caller's checks are refused here too, naming the one at fault: an unknown kind, a
+        path outside the workspace or a command not allowed (SPEC section 11).
+        """
         if input is None or isinstance(input, Command):
             return False
         if not isinstance(input, Mapping):
@@ -105,6 +110,11 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
         request = input.get("request")
         if not isinstance(request, str) or not request.strip():
             raise ValueError('input needs a non-empty "request" string')
+        checks = input.get("checks")
+        if checks is not None:
+            if not isinstance(checks, list):
+                raise ValueError('"checks" must be a list, e.g. ["exists:out.txt"]')
+            validate_checks(checks, Context.coerce(context))
         return True
 
     @staticmethod
@@ -149,7 +159,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> Iterator[Any]:
         """LangGraph's stream, run under the thread's lease; new input only for new threads."""
-        starts = self._check_input(input)
+        starts = self._check_input(input, kwargs.get("context"))
         config = self._with_step_limit(config, kwargs.get("context"))
         with self.lease(config) as lease:
             thread_id = self._guard_target(config)
@@ -187,7 +197,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
         """`stream` for async callers."""
-        starts = self._check_input(input)
+        starts = self._check_input(input, kwargs.get("context"))
         config = self._with_step_limit(config, kwargs.get("context"))
         thread_id = self._guard_target(config)
         if thread_id is None:

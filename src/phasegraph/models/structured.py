@@ -42,6 +42,13 @@ class StageCall(Generic[M]):
     completion_tokens: int = 0
     last_arguments: dict[str, Any] | None = None
     """The arguments of the last attempt, valid or not (None if it gave none)."""
+    raised: int = 0
+    """Attempts whose model call raised (a dead endpoint, a timeout) instead of answering."""
+
+    @property
+    def unreachable(self) -> bool:
+        """Whether no attempt got any answer: an error that stops the run, not a bad answer."""
+        return self.value is None and self.attempts > 0 and self.raised == self.attempts
 
     def counters(self, *, counted: bool) -> dict[str, int]:
         """State deltas of this call; ``counted`` stages spend one step per attempt (SPEC 3)."""
@@ -99,6 +106,23 @@ def without_titles(node: Any, *, names: bool = False) -> Any:
     return node
 
 
+def with_variants(
+    parameters: Mapping[str, Any], variants: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """An object schema as a choice of its ``variants``, each the object narrowed by one."""
+    base = {k: v for k, v in parameters.items() if k != "$defs"}
+    options = []
+    for variant in variants:
+        properties = dict(base.get("properties", {}))
+        properties.update(variant.get("properties", {}))  # a variant's property replaces it
+        required = list(dict.fromkeys([*base.get("required", []), *variant.get("required", [])]))
+        options.append({**base, "properties": properties, "required": required})
+    out: dict[str, Any] = {"anyOf": options}
+    if "$defs" in parameters:
+        out["$defs"] = copy.deepcopy(parameters["$defs"])
+    return out
+
+
 def forced_name(tool_choice: Any, tools: Sequence[Mapping[str, Any]] = ()) -> str | None:
     """The function a ``tool_choice`` forces: a name, an OpenAI dict, or a mode.
 
@@ -125,15 +149,23 @@ def call_structured(
     retries: int,
     validation_context: Mapping[str, Any] | None = None,
     parameters: Mapping[str, Any] | None = None,
+    variants: Sequence[Mapping[str, Any]] = (),
 ) -> StageCall[M]:
     """Ask ``model`` for one call of function ``name`` and validate it with ``schema``.
 
     ``parameters``, when given, is the JSON schema sent instead of ``schema``'s own: a narrower
     one for this call (the plan's, typed per tool); validation is still ``schema``'s.
+    ``variants``: the combinations validation accepts, each a partial schema (properties and
+    required fields) that narrows the parameters. A model that decodes under the schema's
+    grammar (``decodes_schema``) is offered exactly those, so it cannot write, say, a replan
+    with status replanned and no phases; other models get the plain schema, since a choice at
+    the root is not in every provider's schema dialect, and validation re-asks them instead.
     """
     spec = function_spec(name, schema)
     if parameters is not None:
         spec["function"]["parameters"] = copy.deepcopy(dict(parameters))
+    if variants and getattr(model, "decodes_schema", False):
+        spec["function"]["parameters"] = with_variants(spec["function"]["parameters"], variants)
     bound: Runnable[LanguageModelInput, BaseMessage]
     base = list(messages)
     try:
@@ -150,6 +182,7 @@ def call_structured(
         try:
             reply = bound.invoke(base + repair)
         except Exception as exc:  # a failed call is a failed attempt, never a crash
+            result.raised += 1
             result.errors.append(redact(f"model call failed: {type(exc).__name__}: {exc}"))
             continue
         if isinstance(reply, AIMessage) and reply.usage_metadata:

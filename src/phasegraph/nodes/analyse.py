@@ -1,7 +1,14 @@
-"""`analyse`: the raw request becomes a `StructuredRequest` (not counted in the step budget)."""
+"""`analyse`: the raw request becomes a `StructuredRequest` (not counted in the step budget).
+
+Here the run's checks are settled too (SPEC section 11): the caller's, given with the request,
+and those the analysis proposes for the deliverables the request names. A proposal is kept only
+if it is a fact about what the request itself names (its path, its text, its program) and does
+not already hold before any work: otherwise it would check the model's guess, not the request.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -11,10 +18,16 @@ from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.models.structured import call_structured
 from phasegraph.nodes.deps import Deps, context_of
+from phasegraph.nodes.facts import HAS_TEXT, evaluate_checks, number_checks
+from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import person_available
-from phasegraph.nodes.step_budget import limits_from, stage_failure
+from phasegraph.nodes.step_budget import limits_from
 from phasegraph.progress import emit
-from phasegraph.state import State, StructuredRequest
+from phasegraph.state import CheckRecord, State, StructuredRequest
+from phasegraph.state.checks import MAX_PROPOSED_CHECKS
+from phasegraph.state.result import clip
+from phasegraph.tools.checks import label, parse_check, problem, record
+from phasegraph.tools.workspace import Workspace, WorkspaceError
 
 # A model that asks forever must not keep the run waiting: after this many answered rounds of
 # questions, analyse works with what it has.
@@ -52,7 +65,126 @@ def initial_values(context: Context) -> dict[str, Any]:
         "final_response": None,
         "final_summary": None,
         "summary": None,
+        "shortfalls": [],
     }
+
+
+# A file name as requests write one: a name with a short extension, perhaps under folders.
+_FILE_NAME = re.compile(r"(?<![\w/.:-])((?:[\w-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{1,7})(?![\w/])")
+
+
+def named_new_files(request: str, context: Context) -> list[str]:
+    """File names the request mentions that are not in the workspace: likely deliverables."""
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    found = []
+    for name in dict.fromkeys(m.group(1) for m in _FILE_NAME.finditer(request)):
+        try:
+            if not (space.real_root / space.relative(name)).exists():
+                found.append(name)
+        except WorkspaceError:
+            continue
+    return found
+
+
+def new_files_line(request: str, context: Context) -> str:
+    """A fact for the analysis: which files the request names are not there yet.
+
+    The analysis proposes checks for the files a request asks to write; small models miss them
+    (the 1.5B model proposed none for "write their sum to sum.txt"), and a run without a check
+    was then judged done with no file written. Code finds the names; the model decides which
+    are deliverables.
+    """
+    files = named_new_files(request, context)
+    return prompts.NEW_FILES.format(files=", ".join(files)) if files else ""
+
+
+def is_record(check: object) -> bool:
+    """Whether a value in ``checks`` is already a `CheckRecord`.
+
+    A caller's check is a string or an object with a kind until the first analysis.
+    """
+    return isinstance(check, dict) and "source" in check and "label" in check
+
+
+def caller_checks(given: list[Any]) -> list[CheckRecord]:
+    """The caller's (and a person's) checks as records, numbered c1, c2, ... in order."""
+    kept = [c for c in given if is_record(c) and c["source"] != "analysis"]
+    raw = [parse_check(c) for c in given if not is_record(c)]
+    return kept + [record(check, "", "caller") for check in raw]
+
+
+def not_a_deliverable(check: dict[str, Any], request: str, space: Workspace) -> str | None:
+    """Why a proposed check is not a fact about a deliverable the request names, if it is not.
+
+    A file check must name a file the request names and that is not there yet: a file that
+    exists before the work is an input (the 1.5B model proposed that numbers.txt must contain
+    "one integer per line", the request's description of it, and the run then edited the
+    input). A text must be one the request gives; a pattern is a guess about the result. A
+    command must be one the request names.
+    """
+    said = " ".join(request.casefold().split())
+    if check["kind"] == "command":
+        return None if check["argv"][0].casefold() in said else "the request names no such command"
+    path = check["path"].strip().removeprefix("./")
+    if path.casefold() not in said:
+        return f"the request does not name {path}"
+    if check["kind"] == "matches":
+        return "a pattern is a guess about the result, not something the request gives"
+    if (space.real_root / space.relative(path)).exists():
+        return f"{path} is there before any work: an input, not a deliverable"
+    if check["kind"] == "contains" and " ".join(check["text"].casefold().split()) not in said:
+        return f"the request does not give the text {check['text']!r}"
+    return None
+
+
+def deliverable(check: dict[str, Any]) -> dict[str, Any]:
+    """A proposed check as the deliverable it stands for.
+
+    A file the request asks to write must hold something, so "it exists" becomes "it has some
+    text": an empty files.md passed an exists check, and the small model's judge called the work
+    done.
+    """
+    if check["kind"] == "exists":
+        return {"kind": "matches", "path": check["path"], "pattern": HAS_TEXT}
+    return check
+
+
+def proposed_checks(
+    proposals: list[dict[str, Any]], request: str, taken: set[str], context: Context
+) -> tuple[list[CheckRecord], list[str]]:
+    """The analysis's proposals worth keeping, and a note for each one dropped."""
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    kept: list[CheckRecord] = []
+    notes: list[str] = []
+    for check in proposals:
+        name = label(check)
+        why = problem(check, space, context.allowed_commands) or not_a_deliverable(
+            check, request, space
+        )
+        if why:
+            notes.append(f"dropped the proposed check {name}: {why}")
+        elif len(kept) >= MAX_PROPOSED_CHECKS:
+            notes.append(f"dropped the proposed check {name}: at most {len(kept)} are kept")
+        elif name not in taken:
+            taken.add(name)
+            kept.append(record(deliverable(check), "", "analysis"))
+    still: list[CheckRecord] = []
+    for evaluated in evaluate_checks(kept, context):
+        if evaluated["passed"]:
+            notes.append(
+                f"dropped the proposed check {evaluated['label']}: it holds before any work"
+            )
+        else:
+            still.append(evaluated)
+    return still, notes
+
+
+def request_fallback(request: str) -> StructuredRequest:
+    """The request itself as the goal, when the analysis gave nothing usable (SPEC section 1)."""
+    goal = clip(request, 400)
+    return StructuredRequest(
+        core_goal=goal, requirements=[goal], complexity="medium", estimated_phases=1
+    )
 
 
 def analyse(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
@@ -67,6 +199,7 @@ def analyse(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
         HumanMessage(
             prompts.ANALYSE_USER.format(
                 request=state["request"],
+                new_files=new_files_line(state["request"], context),
                 clarifications=prompts.CLARIFICATIONS.format(pairs=pairs) if pairs else "",
             )
         ),
@@ -79,12 +212,31 @@ def analyse(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
         retries=context.max_parse_retries,
     )
     update |= call.counters(counted=False)
-    if call.value is None:
+    if stops_run("analyse", call, state):
         emit(runtime, "stage_failed", node="analyse", reason=call.failure)
         return update | stage_failure("analyse", call, state)
     request = call.value
-    update["structured_request"] = request.model_dump()
-    emit(runtime, "analysed", goal=request.core_goal, task_type=request.task_type)
+    if request is None:
+        request = request_fallback(state["request"])
+        action = "took the request itself as the goal, in one phase"
+        update["fallbacks"] = [fallback("analyse", call, state, action)]
+        emit(runtime, "stage_fallback", node="analyse", action=action)
+    checks = caller_checks(list(state.get("checks") or []))
+    proposals = [c.model_dump() for c in request.checks]
+    added, notes = proposed_checks(
+        proposals, state["request"], {c["label"] for c in checks}, context
+    )
+    update["checks"] = number_checks(evaluate_checks(checks, context) + added)
+    update["structured_request"] = request.model_dump(exclude={"checks"}) | {
+        "check_notes": [*request.check_notes, *notes]
+    }
+    emit(
+        runtime,
+        "analysed",
+        goal=request.core_goal,
+        task_type=request.task_type,
+        checks=[c["label"] for c in update["checks"]],
+    )
     if (
         request.clarification_needed
         and person_available(limits)

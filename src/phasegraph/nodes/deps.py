@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
 from phasegraph.models import model_from_context
+from phasegraph.nodes.facts import read_only, writes_needed
 from phasegraph.state import RoundRecord, State
 from phasegraph.storage.journal import ToolJournal, journal_for
 from phasegraph.tools.builtin import Toolbox, WorkspaceSettings
@@ -84,8 +85,18 @@ def phase_window(state: State) -> list[RoundRecord]:
 def phase_allowed_tools(
     state: State, phase: Mapping[str, Any], deps: Deps, context: Context
 ) -> list[str]:
-    """Tools the phase may use: its task type's rules, narrowed by the phase's own list."""
+    """Tools the phase may use: its task type's rules, narrowed by the phase's own list.
+
+    Reading tools stay in every phase, and tools that write files stay allowed while a check on
+    a file fails (see `allowed_tools`).
+    """
+    tools = deps.tools_for(context)
     task_type = str((state.get("structured_request") or {}).get("task_type", ""))
     return allowed_tools(
-        deps.tools_for(context), task_type, phase.get("allowed_tools") or [], context.tool_rules
+        tools,
+        task_type,
+        phase.get("allowed_tools") or [],
+        context.tool_rules,
+        always=read_only(tools),
+        needed=writes_needed(state.get("checks") or [], tools),
     )

@@ -12,12 +12,15 @@ task that carries a justification asks the person first when tool-permission rev
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
 from phasegraph.nodes.deps import Deps, context_of, current_phase, phase_allowed_tools, thread_id
+from phasegraph.nodes.facts import read_only
 from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
 from phasegraph.progress import emit
 from phasegraph.state import State, TaskInput, TaskOutcome, TaskResult, ToolViolation
@@ -47,6 +50,28 @@ def task_result(
     }
 
 
+def blind_writes(tasks: list[dict[str, Any]], tools: Mapping[str, BaseTool]) -> dict[str, str]:
+    """The writes a round plans beside reads, each with why it waits for a round of its own.
+
+    A plan's arguments are fixed when it is made, so a file written beside a read cannot hold
+    what the read returns (small models wrote "file1, file2, file3" to files.md beside the
+    listing, and "0" to sum.txt beside reading the numbers). Such a write is not run; the next
+    plan has the reads' output and writes with it. Calls that declare nothing run as planned.
+    """
+    readers = [t["id"] for t in tasks if t["tool"] in read_only(tools)]
+    if not readers:
+        return {}
+    why = (
+        f"not run: planned beside reads ({', '.join(readers)}) whose output its arguments could "
+        "not use; plan it again next round, written from what they returned"
+    )
+    return {t["id"]: why for t in tasks if _writes(tools.get(t["tool"]))}
+
+
+def _writes(tool: BaseTool | None) -> bool:
+    return tool is not None and bool((tool.metadata or {}).get("writes"))
+
+
 def round_elapsed(results: list[TaskResult]) -> float:
     """Time the round's waves took so far: waves run one after another, tasks within at once."""
     longest: dict[int, float] = {}
@@ -63,6 +88,7 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     tasks: list[dict[str, Any]] = (state.get("current_plan") or {}).get("tasks", [])
     available = deps.tools_for(context)
     allowed = set(phase_allowed_tools(state, phase, deps, context))
+    blind = blind_writes(tasks, available)
     decisions = state.get("tool_decisions") or {}
     asks_permission = limits_of(state)["review"] == "all"
     done: dict[str, TaskResult] = {r["task_id"]: r for r in state.get("results", [])}
@@ -96,6 +122,8 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
             decision = decisions.get(key)
             if any(d["status"] != "ok" for d in deps_done):
                 settle(task_result(task, "skipped", "a task it depends on did not succeed"))
+            elif task["id"] in blind:
+                settle(task_result(task, "skipped", blind[task["id"]]))
             elif tool not in allowed and decision != "allow":
                 reason = refusal_reason(tool, available, task_type, phase["id"])
                 if (

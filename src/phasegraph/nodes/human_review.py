@@ -19,12 +19,13 @@ from langgraph.runtime import Runtime
 from pydantic import TypeAdapter, ValidationError
 
 from phasegraph.context import Context
-from phasegraph.errors import FeedbackError, ThreadStateError
+from phasegraph.errors import CheckError, FeedbackError, ThreadStateError
 from phasegraph.models.structured import describe_validation_error
 from phasegraph.nodes.deps import context_of
+from phasegraph.nodes.facts import assign_checks, evaluate_checks, number_checks
 from phasegraph.progress import emit
 from phasegraph.state import Limits, State
-from phasegraph.state.schemas import (
+from phasegraph.state.feedback import (
     ACTIONS_BY_KIND,
     Allow,
     Answer,
@@ -34,6 +35,7 @@ from phasegraph.state.schemas import (
     Modify,
     Reject,
 )
+from phasegraph.tools.checks import record, validate_checks
 
 
 def person_available(limits: Limits) -> bool:
@@ -71,13 +73,19 @@ def parse_feedback(
         raise FeedbackError(f"{expected}; got {action!r}")
     done_ids = [p["id"] for p in state.get("phases", [])[: state.get("phase_index", 0)]]
     try:
-        return _FEEDBACK.validate_python(
+        parsed = _FEEDBACK.validate_python(
             dict(feedback),
             context={"max_phases": context.max_phases, "done_phase_ids": done_ids},
         )
     except ValidationError as exc:
         msg = describe_validation_error(exc)
         raise FeedbackError(f"{action} does not fit the pending {kind}: {msg}") from None
+    if isinstance(parsed, Edit) and parsed.checks is not None:
+        try:
+            validate_checks(parsed.checks, context)
+        except CheckError as exc:
+            raise FeedbackError(f"edit does not fit the pending {kind}: {exc}") from None
+    return parsed
 
 
 def human_review(state: State, *, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -106,7 +114,14 @@ def human_review(state: State, *, runtime: Runtime[Context]) -> dict[str, Any]:
         # The person's phases replace what was proposed: the whole plan before any work,
         # the remaining part after a replan.
         index = state.get("phase_index", 0)
-        update["phases"] = state["phases"][:index] + [p.model_dump() for p in feedback.phases]
+        phases = state["phases"][:index] + [p.model_dump() for p in feedback.phases]
+        checks = list(state.get("checks") or [])
+        if feedback.checks is not None:
+            parsed = validate_checks(feedback.checks, context)
+            given = [record(check, "", "review") for check in parsed]
+            checks = evaluate_checks(number_checks(given), context)
+        update["checks"] = assign_checks(checks, phases)
+        update["phases"] = phases
         update["phase_round"] = 0
         update["phase_window_seq"] = state.get("round_seq", 0)
     elif isinstance(feedback, Modify):

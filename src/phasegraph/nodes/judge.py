@@ -1,8 +1,12 @@
 """`judge`: the round's results against the phase goal (one step per attempt).
 
-Facts come from code, not from the model (SPEC section 1): a task whose execution did not
-succeed is never ``done``, ``phase_completed`` implies ``end_phase``, and whether the phase ended
-(completed, end_phase or the round limit) is decided here and written as ``phase_ended_by``.
+Facts come from code, not from the model (SPEC sections 1 and 11). Before the judge is asked,
+code evaluates the checks the phase owns and reads what the files the phase changed now hold;
+the judge is shown both. Then a task whose execution did not succeed is never ``done``, a phase
+with a failing check cannot complete (the judge's completion is overridden, and the failing
+checks go to the next plan), ``phase_completed`` implies ``end_phase``, and whether the phase
+ended (completed, end_phase or the round limit) is decided here as ``phase_ended_by``. When the
+judge's answers cannot be used after their retries, the facts and the checks decide instead.
 """
 
 from __future__ import annotations
@@ -14,18 +18,29 @@ from langgraph.runtime import Runtime
 
 from phasegraph import prompts, reflection
 from phasegraph.context import Context
-from phasegraph.models.structured import call_structured
+from phasegraph.models.structured import call_structured, function_spec
 from phasegraph.nodes.deps import Deps, context_of, current_phase, phase_window
+from phasegraph.nodes.facts import (
+    changed_files,
+    check_lines,
+    describe_files,
+    evaluate_checks,
+    owned_checks,
+)
+from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import person_available
 from phasegraph.nodes.prompt_render import dump, fit_to_budget
-from phasegraph.nodes.step_budget import (
-    limits_of,
-    retries_within_budget,
-    round_limit,
-    stage_failure,
-)
+from phasegraph.nodes.step_budget import budget_left, limits_of, retries_within_budget, round_limit
 from phasegraph.progress import emit
-from phasegraph.state import Judgement, PhaseOutcome, RoundRecord, State, TaskResult
+from phasegraph.state import (
+    CheckRecord,
+    Judgement,
+    PhaseOutcome,
+    RoundRecord,
+    State,
+    TaskResult,
+)
+from phasegraph.state.schemas import NEXT_ACTIONS
 from phasegraph.tools.base import truncate
 
 #: The least completion rate at which a judge's "phase completed" is taken.
@@ -64,6 +79,104 @@ def normalise(judgement: Judgement, results: list[TaskResult]) -> dict[str, Any]
     return data
 
 
+def hold_to_checks(judgement: dict[str, Any], failing: list[CheckRecord]) -> None:
+    """Override a judgement that calls the phase done while one of its checks fails.
+
+    Done is ``phase_completed``, or ``end_phase`` at a rate that claims the goal is met; an
+    ``end_phase`` at a low rate (the goal cannot be met) still ends the phase, short of it.
+    """
+    claims_done = judgement["phase_completed"] or (
+        judgement["next_action"] == "end_phase"
+        and judgement["phase_completion_rate"] >= COMPLETED_RATE
+    )
+    if failing and claims_done:
+        judgement["phase_completed"] = False
+        judgement["next_action"] = "continue_phase"
+        judgement["overridden"] = "checks fail: " + "; ".join(
+            f"{c['label']} ({c['detail']})" for c in failing
+        )
+
+
+def fallback_judgement(
+    results: list[TaskResult], owned: list[CheckRecord], previous: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The judgement code makes from the facts when the judge's answers cannot be used.
+
+    The phase completes only when it owns checks and every one passes; otherwise it goes on
+    (its round limit and the budget still end it), at the completion it had.
+    """
+    ok = sum(1 for r in results if r["status"] == "ok")
+    passing = bool(owned) and all(c["passed"] for c in owned)
+    rate = 1.0 if passing else float((previous or {}).get("phase_completion_rate", 0.0))
+    verdict = (
+        "every check of the phase passes, so it is complete"
+        if passing
+        else "the phase goes on"
+    )
+    judgement = Judgement(
+        phase_completion_rate=rate,
+        phase_completed=passing,
+        user_summary=f"Judged by code from the facts: {ok} of {len(results)} tasks succeeded; "
+        f"{verdict}.",
+        next_action="end_phase" if passing else "continue_phase",
+    )
+    return normalise(judgement, results)
+
+
+def judge_schema(can_ask: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The judge's parameters, and the variants a grammar-decoded judge is held to.
+
+    ``ask_user`` is offered only when someone can answer; then a question comes with it.
+    """
+    parameters: dict[str, Any] = function_spec("judge_tasks", Judgement)["function"]["parameters"]
+    properties = parameters["properties"]
+    others = [a for a in NEXT_ACTIONS if a != "ask_user"]
+    if not can_ask:
+        properties["next_action"]["enum"] = others
+        properties.pop("question", None)
+        return parameters, []
+    asks = {"type": "string", "minLength": 1, "description": "The question for the person."}
+    return parameters, [
+        {"properties": {"next_action": {"type": "string", "enum": others}}},
+        {
+            "properties": {"next_action": {"const": "ask_user"}, "question": asks},
+            "required": ["question"],
+        },
+    ]
+
+
+def close_phase(
+    state: State,
+    *,
+    ended_by: str,
+    completed: bool,
+    rate: float,
+    rounds: int,
+    summary: str,
+    runtime: Runtime[Context],
+) -> dict[str, Any]:
+    """The update that ends the current phase, however it ended, and moves to the next."""
+    phase = current_phase(state)
+    outcome: PhaseOutcome = {
+        "phase_id": phase["id"],
+        "name": phase["name"],
+        "completed": completed,
+        "ended_by": ended_by,
+        "completion_rate": rate,
+        "rounds": rounds,
+        "summary": summary,
+    }
+    emit(runtime, "phase_ended", phase_id=phase["id"], ended_by=ended_by)
+    return {
+        "phase_outcomes": [outcome],
+        "phase_index": state["phase_index"] + 1,
+        "phase_round": 0,
+        "phase_window_seq": state["round_seq"],
+        "replan_reason": None,
+        "reflection_note": None,
+    }
+
+
 def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     """Ask `judge_tasks` about the round, impose the facts, and close the phase if it ended."""
     context = context_of(runtime)
@@ -75,6 +188,18 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     results = sorted(
         state.get("results", []),
         key=lambda r: planned.index(r["task_id"]) if r["task_id"] in planned else len(planned),
+    )
+    # The facts, computed before the judge is asked: the checks this phase owns, evaluated now,
+    # and the files the phase has changed so far, with what they hold now.
+    owned_ids = [c["id"] for c in owned_checks(state, phase["id"])]
+    checks = evaluate_checks(state.get("checks") or [], context, ids=owned_ids)
+    owned = [c for c in checks if c["id"] in owned_ids]
+    failing = [c for c in owned if not c["passed"]]
+    earlier = [r for record in phase_window(state) for r in record["results"]]
+    changed = changed_files([*earlier, *results], deps.tools_for(context))
+    facts = prompts.JUDGE_FACTS.format(
+        files=describe_files(changed, context),
+        checks=prompts.PHASE_CHECKS.format(checks=check_lines(owned)) if owned else "",
     )
     previous = state.get("judgement")
     previous_line = (
@@ -103,25 +228,46 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
             round_limit=limit_rounds,
             previous=previous_line,
             results=dump(shown),
+            facts=facts,
         )
 
     messages = [
         SystemMessage(prompts.JUDGE_SYSTEM),
         HumanMessage(fit_to_budget(render, context.prompt_token_budget)),
     ]
+    # Asking needs a person, and a step after this judge's first attempt (rule 1 of SPEC 2: a
+    # spent budget summarizes before any question).
+    can_ask = person_available(limits) and budget_left(state) > 1
+    parameters, variants = judge_schema(can_ask)
     call = call_structured(
         deps.chat_model(runtime),
         "judge_tasks",
         Judgement,
         messages,
         retries=retries_within_budget(state, context.max_parse_retries),
+        validation_context={"can_ask": can_ask},
+        parameters=parameters,
+        variants=variants,
     )
     update: dict[str, Any] = call.counters(counted=True)
-    if call.value is None:
+    if stops_run("judge", call, state):
         emit(runtime, "stage_failed", node="judge", reason=call.failure)
         return update | stage_failure("judge", call, state)
-    judgement = normalise(call.value, results)
-    judgement |= {"phase_id": phase["id"], "round": round_no, "phase_ended_by": None}
+    if call.value is None:
+        judgement = fallback_judgement(results, owned, previous)
+        action = "judged the round from the facts: " + judgement["user_summary"]
+        update["fallbacks"] = [fallback("judge", call, state, action, round_no=round_no)]
+        emit(runtime, "stage_fallback", node="judge", action=action)
+    else:
+        judgement = normalise(call.value, results)
+    hold_to_checks(judgement, failing)
+    judgement |= {
+        "phase_id": phase["id"],
+        "round": round_no,
+        "phase_ended_by": None,
+        "facts": {"changed_files": changed, "failing_checks": [c["label"] for c in failing]},
+    }
+    update["checks"] = checks
     spent = state.get("step_count", 0) + call.attempts >= limits["max_steps"]
 
     asks = judgement["next_action"] == "ask_user"
@@ -169,24 +315,15 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
         next_action=judgement["next_action"],
     )
     if ended_by:
-        outcome: PhaseOutcome = {
-            "phase_id": phase["id"],
-            "name": phase["name"],
-            "completed": bool(judgement["phase_completed"]),
-            "ended_by": ended_by,
-            "completion_rate": float(judgement["phase_completion_rate"]),
-            "rounds": round_no,
-            "summary": judgement["user_summary"],
-        }
-        update |= {
-            "phase_outcomes": [outcome],
-            "phase_index": state["phase_index"] + 1,
-            "phase_round": 0,
-            "phase_window_seq": state["round_seq"],
-            "replan_reason": None,
-            "reflection_note": None,
-        }
-        emit(runtime, "phase_ended", phase_id=phase["id"], ended_by=ended_by)
+        update |= close_phase(
+            state,
+            ended_by=ended_by,
+            completed=bool(judgement["phase_completed"]),
+            rate=float(judgement["phase_completion_rate"]),
+            rounds=round_no,
+            summary=judgement["user_summary"],
+            runtime=runtime,
+        )
     return update
 
 

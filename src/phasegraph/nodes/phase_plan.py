@@ -1,4 +1,11 @@
-"""`phase_plan`: the structured request becomes 1-5 phases (one step per attempt)."""
+"""`phase_plan`: the structured request becomes 1-5 phases (one step per attempt).
+
+Small models split even a one-line request into one-tool phases ("read the file", "count the
+rows", "write the result"), each narrowed to its tool, none of which delivers anything on its
+own, and each of which costs a plan and a judge; such a plan, or several phases for a simple
+request, becomes one phase whose goal names the planned steps in order (see `fits_one_phase`).
+Each check goes to the phase the plan names for it, else the last (SPEC section 11).
+"""
 
 from __future__ import annotations
 
@@ -13,11 +20,14 @@ from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.models.structured import call_structured
 from phasegraph.nodes.deps import Deps, context_of
+from phasegraph.nodes.facts import assign_checks, check_lines
+from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import plan_review_on
-from phasegraph.nodes.prompt_render import dump
-from phasegraph.nodes.step_budget import limits_of, retries_within_budget, stage_failure
+from phasegraph.nodes.prompt_render import request_facts
+from phasegraph.nodes.step_budget import limits_of, retries_within_budget
 from phasegraph.progress import emit
-from phasegraph.state import Phase, PhasePlan, State
+from phasegraph.state import CheckRecord, Phase, PhasePlan, State
+from phasegraph.state.schemas import DEFAULT_ROUNDS, MAX_ROUNDS
 from phasegraph.tools.base import truncate
 
 
@@ -36,30 +46,59 @@ def named_after_tools(phases: list[Phase], tool_names: Iterable[str]) -> list[st
     return named if len(phases) > 1 and len(named) > 1 else []
 
 
-def one_phase(state: State, planned: list[dict[str, Any]]) -> dict[str, Any]:
-    """The whole request as one phase, given the rounds the planner's phases would have taken."""
+def one_phase(
+    state: State, planned: list[dict[str, Any]], steps: list[str] | None = None
+) -> dict[str, Any]:
+    """The whole request as one phase, with the rounds the planned phases would have taken.
+
+    Its goal is the request's, followed by ``steps`` (default: the request's requirements).
+    """
     request = state["structured_request"] or {}
     goal = str(request.get("core_goal", ""))
-    requirements = [str(r) for r in request.get("requirements", [])]
+    if steps is None:
+        steps = [str(r) for r in request.get("requirements", [])]
+    rounds = sum(int(p["estimated_rounds"]) for p in planned) or DEFAULT_ROUNDS
     return {
         "id": "p1",
         "name": truncate(goal, 80),
-        "goal": "; ".join([goal, *requirements]),
-        "estimated_rounds": min(4, sum(p["estimated_rounds"] for p in planned)),
+        "goal": "; ".join([goal, *(s for s in steps if s != goal)]),
+        "estimated_rounds": min(MAX_ROUNDS, max(DEFAULT_ROUNDS, rounds)),
         "dependencies": [],
         "allowed_tools": [],
+        "checks": [c for p in planned for c in p.get("checks", [])],
     }
+
+
+def fits_one_phase(state: State, phases: list[dict[str, Any]]) -> bool:
+    """Whether several phases are a small job split into its tool calls.
+
+    So they are when the request is simple, or when the phases together need no more rounds than
+    one phase may have and all of them but at most one narrow their tools (small models make a
+    phase of each tool call: "read the file", "count the rows", "write the result"). A plan of
+    phases that keep their tools open, or need more rounds, is kept as it is.
+    """
+    if len(phases) < 2:
+        return False
+    if (state.get("structured_request") or {}).get("complexity") == "simple":
+        return True
+    rounds = sum(int(p["estimated_rounds"]) for p in phases)
+    open_phases = sum(1 for p in phases if not p.get("allowed_tools"))
+    return rounds <= MAX_ROUNDS and open_phases <= 1
 
 
 def phase_plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     """Ask `phase_planner` for the phases; hold them for approval when plan review is on."""
     context = context_of(runtime)
+    checks = list(state.get("checks") or [])
     messages = [
         SystemMessage(prompts.PHASE_PLAN_SYSTEM.format(max_phases=context.max_phases)),
         HumanMessage(
             prompts.PHASE_PLAN_USER.format(
-                structured_request=dump(state["structured_request"]),
+                structured_request=request_facts(state),
                 tools=", ".join(deps.tools_for(context)) or "(none)",
+                checks=prompts.PHASE_PLAN_CHECKS.format(checks=check_lines(checks))
+                if checks
+                else "",
             )
         ),
     ]
@@ -72,25 +111,33 @@ def phase_plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str,
         validation_context={"max_phases": context.max_phases},
     )
     update: dict[str, Any] = call.counters(counted=True)
-    if call.value is None:
+    if stops_run("phase_plan", call, state):
         emit(runtime, "stage_failed", node="phase_plan", reason=call.failure)
         return update | stage_failure("phase_plan", call, state)
-    phases = [p.model_dump() for p in call.value.phases]
-    strategy = call.value.execution_strategy
-    copied = named_after_tools(call.value.phases, deps.tools_for(context))
-    if copied:
-        # Asking again does not help a model that does this (a small one, decoding greedily:
-        # it answers the same); the work it was asked to split is one phase, its goal the
-        # request's.
-        phases, strategy = (
-            [one_phase(state, phases)],
-            prompts.TOOL_PHASES_NOTE.format(names=", ".join(copied)),
-        )
+    if call.value is None:
+        action = "planned the whole request as one phase"
+        phases, strategy = [one_phase(state, [])], action
+        update["fallbacks"] = [fallback("phase_plan", call, state, action)]
+        emit(runtime, "stage_fallback", node="phase_plan", action=action)
+    else:
+        phases = [p.model_dump() for p in call.value.phases]
+        strategy = call.value.execution_strategy
+        copied = named_after_tools(call.value.phases, deps.tools_for(context))
+        if copied:
+            # Asking again does not help a model that does this (a small one, decoding
+            # greedily: it answers the same).
+            phases = [one_phase(state, phases)]
+            strategy = prompts.TOOL_PHASES_NOTE.format(names=", ".join(copied))
+        elif fits_one_phase(state, phases):
+            strategy = prompts.ONE_PHASE_NOTE.format(count=len(phases))
+            phases = [one_phase(state, phases, [str(p["goal"]) for p in phases])]
+    checks = assign_checks(checks, phases)
     update |= {
         "phases": phases,
         "execution_strategy": strategy,
         "phase_index": 0,
         "phase_round": 0,
+        "checks": checks,
     }
     emit(runtime, "phases_planned", phases=[{"id": p["id"], "name": p["name"]} for p in phases])
     if plan_review_on(limits_of(state)):
@@ -99,7 +146,14 @@ def phase_plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str,
             "stage": "phase_plan",
             "phases": phases,
             "execution_strategy": strategy,
+            "checks": review_checks(checks, phases),
         }
         update["status"] = "awaiting_review"
         emit(runtime, "awaiting_review", kind="plan_review")
     return update
+
+
+def review_checks(checks: list[CheckRecord], phases: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The checks as a plan review shows them: each beside the phase that must make it true."""
+    last = phases[-1]["id"] if phases else ""
+    return [{"id": c["id"], "check": c["label"], "phase": c["phase_id"] or last} for c in checks]

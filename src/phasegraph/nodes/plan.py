@@ -22,6 +22,9 @@ from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.models.structured import call_structured, function_spec, without_titles
 from phasegraph.nodes.deps import Deps, context_of, current_phase, phase_allowed_tools, phase_window
+from phasegraph.nodes.facts import check_lines, owned_checks, still_to_do
+from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
+from phasegraph.nodes.judge import close_phase
 from phasegraph.nodes.prompt_render import dump, fit_to_budget, recent_outcomes, tokens
 from phasegraph.nodes.step_budget import (
     ROUND_MIN_STEPS,
@@ -29,10 +32,16 @@ from phasegraph.nodes.step_budget import (
     limits_of,
     retries_within_budget,
     round_limit,
-    stage_failure,
 )
 from phasegraph.progress import emit
-from phasegraph.state import PhaseOutcome, RoundPlan, RoundRecord, State
+from phasegraph.state import (
+    CheckRecord,
+    PhaseOutcome,
+    RoundPlan,
+    RoundRecord,
+    State,
+    TaskResult,
+)
 from phasegraph.tools import describe_tools
 from phasegraph.tools.base import truncate
 
@@ -68,19 +77,41 @@ def render_history(rounds: Sequence[RoundRecord], budget_tokens: int) -> str:
     def render(limit: int) -> str:
         lines = list(head)
         for record in full:
-            lines.append(
-                f"Round {record['round']} (judged: {record['judgement'].get('user_summary')})"
-            )
+            lines.append(f"Round {record['round']} ({_verdict(record)})")
             for result in record["results"]:
                 output = truncate(result["output"], limit)
                 lines.append(
-                    f"  - {result['task_id']} {result['tool']}"
-                    f"({truncate(dump(result['arguments']), limit)}) "
+                    f"  - {result['task_id']} {result['tool']}({_arguments(result, limit)}) "
                     f"-> {result['status']}: <tool-output>{output}</tool-output>"
                 )
         return prompts.HISTORY.format(rounds="\n".join(lines))
 
     return fit_to_budget(render, budget_tokens)
+
+
+def _arguments(result: TaskResult, limit: int) -> str:
+    """A call's arguments for the history; only the path of a call that did not run.
+
+    A small model copies what it reads: shown a skipped write's placeholder content, the 1.5B
+    model planned the same write again instead of writing what the listing beside it returned.
+    """
+    if result["status"] in ("ok", "failed", "timeout"):
+        return truncate(dump(result["arguments"]), limit)
+    path = result["arguments"].get("path")
+    return dump({"path": path}) if isinstance(path, str) else "..."
+
+
+def _verdict(record: RoundRecord) -> str:
+    """How a round was judged: by the judge, or by code where the facts overruled the judge.
+
+    A verdict code overruled is not repeated (small models copy what they read, and a wrong
+    "the phase was completed" sent the 1.5B model's next plan back to the same call).
+    """
+    judgement = record["judgement"]
+    overruled = judgement.get("overridden")
+    if overruled:
+        return f"not complete: {overruled}"
+    return f"judged: {judgement.get('user_summary', '')}"
 
 
 # Above this size the typed plan schema gives way to RoundPlan's own: it grows with every
@@ -149,9 +180,17 @@ def plan_parameters(tools: Sequence[BaseTool], *, askable: Sequence[str] = ()) -
 
 
 def _round_plan_parameters() -> dict[str, Any]:
-    """RoundPlan's own schema, as a fresh copy."""
+    """RoundPlan's own schema, as a fresh copy, with its reasoning asked for first.
+
+    Grammar decoding writes the required fields first, in order: with the reasoning required,
+    a small model says what the rounds so far show before it picks calls (the 1.5B model listed
+    files a second time for "write their names to files.md", its reasoning written after).
+    Validation still takes a plan without one.
+    """
     spec = function_spec("plan_tool_call", RoundPlan)
-    return cast(dict[str, Any], spec["function"]["parameters"])
+    parameters = cast(dict[str, Any], spec["function"]["parameters"])
+    parameters["required"] = ["reasoning", *parameters.get("required", [])]
+    return parameters
 
 
 def _at_most(field: dict[str, Any]) -> dict[str, Any]:
@@ -181,6 +220,16 @@ def _earlier_phases(outcomes: list[PhaseOutcome]) -> str:
     return prompts.EARLIER_PHASES.format(phases="\n".join(f"- {line}" for line in lines))
 
 
+def plan_checks(owned: list[CheckRecord]) -> str:
+    """The phase's checks for its plan: each with its result, and what is still to do."""
+    if not owned:
+        return ""
+    todo = [f"- {still_to_do(c)}" for c in owned if c["passed"] is not True]
+    return prompts.PHASE_CHECKS.format(checks=check_lines(owned)) + (
+        prompts.STILL_TO_DO.format(todo="\n".join(todo)) if todo else ""
+    )
+
+
 def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     """Ask `plan_tool_call` for the next round of the current phase."""
     if budget_spent(state):  # routers check first; this keeps the node safe on its own
@@ -195,6 +244,7 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     askable = [t for t in available if t not in tools] if asks_permission else []
     request = state["structured_request"] or {}
     note = state.get("reflection_note")
+    owned = owned_checks(state, phase["id"])
     fields = {
         "core_goal": request.get("core_goal", ""),
         "requirements": dump(request.get("requirements", [])),
@@ -207,6 +257,7 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         "phase_goal": phase["goal"],
         "round": round_no,
         "round_limit": round_limit(phase, limits),
+        "checks": plan_checks(owned),
         "tools": describe_tools(available[t] for t in tools),
         "reflection": prompts.REFLECTION.format(note=note) if note else "",
     }
@@ -227,9 +278,26 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     )
     update: dict[str, Any] = call.counters(counted=True)
     round_plan = call.value or _insisting_plan(call.last_arguments, context)
-    if round_plan is None:
+    if round_plan is None and stops_run("plan", call, state, keep=AFTER_PLAN):
         emit(runtime, "stage_failed", node="plan", reason=call.failure)
         return update | stage_failure("plan", call, state, keep=AFTER_PLAN)
+    if round_plan is None:
+        # No usable plan after the retries: the phase ends short, and the run goes on with the
+        # next phase (or its summary) instead of stopping (SPEC section 1).
+        action = f"ended phase {phase['id']} short: no usable round plan"
+        update["fallbacks"] = [fallback("plan", call, state, action, round_no=round_no)]
+        emit(runtime, "stage_fallback", node="plan", action=action)
+        previous = state.get("judgement") or {}
+        same_phase = previous.get("phase_id") == phase["id"]
+        return update | close_phase(
+            state,
+            ended_by="no_plan",
+            completed=False,
+            rate=float(previous.get("phase_completion_rate", 0.0)) if same_phase else 0.0,
+            rounds=round_no - 1,
+            summary=str(previous.get("user_summary", "")) if same_phase else action,
+            runtime=runtime,
+        ) | {"current_plan": None}
     if round_no == 1:
         emit(
             runtime,

@@ -7,7 +7,7 @@ a prompt fits; finished phases reach later prompts as one line each, a fixed num
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.messages import HumanMessage
@@ -76,3 +76,10 @@ def recent_outcomes(outcomes: list[PhaseOutcome], shown: int, summary_chars: int
         done = sum(1 for o in earlier if o["completed"])
         lines.append(f"{len(earlier)} earlier phases finished, {done} of them completed.")
     return lines + [outcome_line(o, summary_chars) for o in latest]
+
+
+def request_facts(state: Mapping[str, Any]) -> str:
+    """The structured request as later prompts show it (never the raw request, SPEC 7)."""
+    request = dict(state.get("structured_request") or {})
+    request.pop("check_notes", None)  # the analysis's bookkeeping, not the request
+    return dump(request)

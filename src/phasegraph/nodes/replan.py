@@ -1,4 +1,9 @@
-"""`replan`: new remaining phases, or the work is done (one step per attempt)."""
+"""`replan`: new remaining phases, or the work is done (one step per attempt).
+
+The replanner sees the checks with their latest results and may assign them to its new phases.
+When its answers cannot be used after their retries, the remaining phases stay as they were
+(SPEC section 1), with a fresh window for the reflection triggers.
+"""
 
 from __future__ import annotations
 
@@ -11,16 +16,32 @@ from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.models.structured import call_structured
 from phasegraph.nodes.deps import Deps, context_of
+from phasegraph.nodes.facts import assign_checks, check_lines
+from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import replan_review_on
-from phasegraph.nodes.prompt_render import dump, recent_outcomes
-from phasegraph.nodes.step_budget import (
-    budget_spent,
-    limits_of,
-    retries_within_budget,
-    stage_failure,
-)
+from phasegraph.nodes.phase_plan import review_checks
+from phasegraph.nodes.prompt_render import dump, recent_outcomes, request_facts
+from phasegraph.nodes.step_budget import budget_spent, limits_of, retries_within_budget
 from phasegraph.progress import emit
 from phasegraph.state import PhaseOutcome, Replan, State
+
+#: What a grammar-decoded replanner is held to: phases with "replanned", a response with "done".
+VARIANTS = [
+    {
+        "properties": {
+            "status": {"const": "replanned"},
+            "phases": {"type": "array", "items": {"$ref": "#/$defs/Phase"}, "minItems": 1},
+        },
+        "required": ["status", "phases"],
+    },
+    {
+        "properties": {
+            "status": {"const": "done"},
+            "response": {"type": "string", "minLength": 1},
+        },
+        "required": ["status", "response"],
+    },
+]
 
 # Finished phases shown one by one in the replan prompt; earlier ones are counted (SPEC 7).
 SHOWN_OUTCOMES = 5
@@ -63,11 +84,13 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
     )
     feedback = state.get("review_feedback")
     note = state.get("reflection_note")
+    checks = list(state.get("checks") or [])
     messages = [
         SystemMessage(prompts.REPLAN_SYSTEM.format(max_phases=context.max_phases)),
         HumanMessage(
             prompts.REPLAN_USER.format(
-                structured_request=dump(state["structured_request"]),
+                structured_request=request_facts(state),
+                checks=prompts.REPLAN_CHECKS.format(checks=check_lines(checks)) if checks else "",
                 finished="\n".join(
                     recent_outcomes(
                         state.get("phase_outcomes", []), SHOWN_OUTCOMES, OUTCOME_SUMMARY_CHARS
@@ -94,12 +117,23 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
             # it); a revised version that comes back under it is numbered by validation.
             "done_phase_ids": [p["id"] for p in kept],
         },
+        variants=VARIANTS,
     )
     update: dict[str, Any] = call.counters(counted=True)
     update["replan_count"] = state.get("replan_count", 0) + 1
-    if call.value is None:
+    if stops_run("replan", call, state):
         emit(runtime, "stage_failed", node="replan", reason=call.failure)
         return update | stage_failure("replan", call, state)
+    if call.value is None:
+        action = "kept the remaining phases as they were"
+        emit(runtime, "stage_fallback", node="replan", action=action)
+        return update | {
+            "fallbacks": [fallback("replan", call, state, action)],
+            "replan_reason": None,
+            "review_feedback": None,
+            # the rounds that fired the trigger do not fire it again
+            "phase_window_seq": state.get("round_seq", 0),
+        }
     update |= {"replan_reason": None, "review_feedback": None, "phase_index": len(kept)}
     if interrupted:
         update["phase_outcomes"] = [interrupted]
@@ -108,6 +142,7 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
         return update | {"final_response": call.value.response, "stop_reason": "done"}
     phases = [p.model_dump() for p in call.value.phases]
     update |= {
+        "checks": assign_checks(checks, kept + phases),
         "phases": kept + phases,
         "phase_round": 0,
         "phase_window_seq": state.get("round_seq", 0),
@@ -125,6 +160,7 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
             "stage": "replan",
             "phases": phases,
             "reason": reason,
+            "checks": review_checks(update["checks"], kept + phases),
         }
         update["status"] = "awaiting_review"
         emit(runtime, "awaiting_review", kind="replan_review")

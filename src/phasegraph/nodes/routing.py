@@ -49,10 +49,18 @@ def route_after_phase_plan(state: State) -> Literal["human_review", "plan", "sum
     return _plan_or_summarize(state)
 
 
-def route_after_plan(state: State) -> Literal["execute", "summarize"]:
-    """A round was planned -> execute; unless no step is left for a tool besides the judge's."""
-    no_room = budget_left(state) <= JUDGE_STEPS
-    return "summarize" if _must_stop(state) or no_room else "execute"
+def route_after_plan(state: State) -> Literal["execute", "plan", "summarize"]:
+    """A round was planned -> execute; unless no step is left for a tool besides the judge's.
+
+    A plan that never came ended its phase short (SPEC 1's fallback): the next phase, or the end.
+    """
+    if _must_stop(state):
+        return "summarize"
+    if state.get("current_plan") is None:
+        if state["phase_index"] >= len(state["phases"]):
+            return "summarize"
+        return _plan_or_summarize(state)
+    return "summarize" if budget_left(state) <= JUDGE_STEPS else "execute"
 
 
 def route_after_execute(state: State) -> Literal["human_review", "judge"] | list[Send]:

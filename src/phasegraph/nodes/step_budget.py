@@ -11,9 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from phasegraph.context import Context
-from phasegraph.errors import redact
-from phasegraph.models.structured import StageCall
-from phasegraph.state import Limits, RunError, State
+from phasegraph.state import Limits, State
 
 
 def limits_from(context: Context) -> Limits:
@@ -60,17 +58,3 @@ def retries_within_budget(state: State, retries: int, *, keep: int = 0) -> int:
     what follows it (a plan leaves a tool's and the judge's).
     """
     return max(0, min(retries, budget_left(state) - 1 - keep))
-
-
-def stage_failure(
-    node: str, call: StageCall[Any], state: State, *, keep: int = 0
-) -> dict[str, Any]:
-    """The update that stops the run after a stage gave no valid result.
-
-    When the budget left no room for another attempt (``keep`` as in `retries_within_budget`),
-    the budget stopped the run, not the stage.
-    """
-    spent_by = state.get("step_count", 0) + call.counters(counted=True)["step_count"]
-    out_of_budget = node != "analyse" and spent_by >= limits_of(state)["max_steps"] - keep
-    error: RunError = {"node": node, "type": "StageFailed", "message": redact(call.failure)}
-    return {"stop_reason": "budget" if out_of_budget else "stage_failed", "error": error}

@@ -1,9 +1,12 @@
 """`summarize`: the written summary that ends every run (not counted in the step budget).
 
-It always runs, whatever stopped the run. The summary comes from the `summarizer` function; if
-that fails, from a plain-text answer of the model; if that fails too, it is written by code from
-the state. Whichever wrote it, the facts (status, stop reason, counts) are appended by code.
-This node never raises.
+It always runs, whatever stopped the run. First every check is evaluated once more, and the
+run's status is decided from facts (SPEC section 1): ``completed`` only when every phase was
+completed and every check passes, ``incomplete`` when the work ran to its end but a phase ended
+short or a check fails, and the stop reason's status otherwise. The summary comes from the
+`summarizer` function; if that fails, from a plain-text answer of the model; if that fails too,
+it is written by code from the state. Whichever wrote it, the facts (status, what fell short,
+checks, counts) are appended by code. This node never raises.
 """
 
 from __future__ import annotations
@@ -17,12 +20,14 @@ from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.errors import redact
 from phasegraph.models.structured import call_structured
+from phasegraph.nodes.analyse import caller_checks, is_record
 from phasegraph.nodes.deps import Deps, context_of
-from phasegraph.nodes.prompt_render import bullet_list, dump, outcome_line, tokens
+from phasegraph.nodes.facts import check_lines, evaluate_checks, number_checks, shortfalls
+from phasegraph.nodes.prompt_render import bullet_list, outcome_line, tokens
 from phasegraph.nodes.step_budget import ROUND_MIN_STEPS, budget_left
 from phasegraph.progress import emit
 from phasegraph.report import statistics
-from phasegraph.state import RoundRecord, RunStatus, State, StopReason, Summary
+from phasegraph.state import CheckRecord, RoundRecord, RunStatus, State, StopReason, Summary
 
 STATUS_BY_STOP: dict[str, RunStatus] = {
     "done": "completed",
@@ -74,7 +79,9 @@ def explain_stop(state: State, reason: StopReason) -> str:
     review = state.get("last_review") or {}
     match reason:
         case "done":
-            return "the work finished: every phase ran, or a replan declared it done"
+            if state.get("final_response"):
+                return "a replan declared the work done"
+            return "the work ran to its end: every phase ran"
         case "budget":
             spent = state.get("step_count", 0)
             budget = limits["max_steps"] if limits else "?"
@@ -122,6 +129,10 @@ def code_summary(state: State, reason: StopReason) -> str:
         "## Not completed",
         bullet_list(todo),
     ]
+    if state.get("shortfalls"):
+        parts += ["## What fell short", bullet_list(list(state["shortfalls"]))]
+    if state.get("checks"):
+        parts += ["## Checks", check_lines(list(state["checks"]))]
     if response:
         parts += ["## Answer", response]
     parts += ["## Next steps", bullet_list(next_steps)]
@@ -129,15 +140,55 @@ def code_summary(state: State, reason: StopReason) -> str:
 
 
 def facts_footer(state: State, status: RunStatus, reason: StopReason) -> str:
-    """The facts line every summary ends with, written by code."""
+    """The facts line every summary ends with, written by code.
+
+    It gives the status and why, what fell short, the checks, the stages code stood in for, and
+    the counts.
+    """
     stats = statistics(state)
-    return (
-        f"\n\n---\n*Status: {status} ({explain_stop(state, reason)}). "
+    short = state.get("shortfalls") or []
+    checks = state.get("checks") or []
+    passed = sum(1 for c in checks if c.get("passed") is True)
+    fallbacks = state.get("fallbacks") or []
+    parts = [f"Status: {status} ({explain_stop(state, reason)})"]
+    if short:
+        parts.append("Fell short: " + "; ".join(short))
+    if checks:
+        parts.append(f"Checks {passed}/{len(checks)} pass")
+    if fallbacks:
+        parts.append(
+            "Decided by code after unusable answers: "
+            + ", ".join(f"{f['stage']}" + (f" ({f['phase_id']})" if f["phase_id"] else "")
+                        for f in fallbacks)  # fmt: skip
+        )
+    parts.append(
         f"Phases {stats['phases_ended']}/{stats['phases']}, rounds {stats['rounds']}, "
         f"tasks {stats['tasks_ok']}/{stats['tasks']} ok, steps {stats['steps']}"
         f"{'/' + str(stats['max_steps']) if stats['max_steps'] else ''}, "
-        f"LLM calls {stats['llm_calls']}.*"
+        f"LLM calls {stats['llm_calls']}"
     )
+    return "\n\n---\n*" + ". ".join(parts) + ".*"
+
+
+def final_checks(state: State, context: Context) -> list[CheckRecord]:
+    """Every check, evaluated once more before the summary.
+
+    A caller's checks are still as given if the run stopped before its analysis.
+    """
+    given = list(state.get("checks") or [])
+    records = [c for c in given if is_record(c)] if all(is_record(c) for c in given) else None
+    if records is None:
+        records = number_checks(caller_checks(given))
+    return evaluate_checks(records, context)
+
+
+def final_status(state: State, reason: StopReason, short: list[str]) -> RunStatus:
+    """The run's status from facts (SPEC section 1).
+
+    Work that ran to its end is ``completed`` only if nothing fell short.
+    """
+    status = STATUS_BY_STOP[reason]
+    return "incomplete" if status == "completed" and short else status
 
 
 def _model_summary(
@@ -155,7 +206,8 @@ def _model_summary(
         "response": f"\nAnswer given when the work was declared done: {response}\n"
         if response
         else "",
-        "stats": dump(statistics(state)),
+        "short": bullet_list(list(state.get("shortfalls") or [])),
+        "checks": check_lines(list(state.get("checks") or [])) or "-",
     }
     room = context.prompt_token_budget - tokens(prompts.SUMMARIZE_USER.format(rounds="", **fields))
     rounds = render_rounds(state.get("rounds", []), max(0, room))
@@ -179,8 +231,17 @@ def _model_summary(
 def summarize(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     """Write the final summary and the run's final status."""
     reason = stop_reason_of(state)
-    status = STATUS_BY_STOP[reason]
-    update: dict[str, Any] = {"stop_reason": reason, "status": status, "pending_review": None}
+    update: dict[str, Any] = {"stop_reason": reason, "pending_review": None}
+    try:
+        checks = final_checks(state, context_of(runtime))
+        short = shortfalls(state.get("phase_outcomes", []), checks)
+        update |= {"checks": checks, "shortfalls": short}
+    except Exception as exc:  # checks that cannot be read leave the status to the stop reason
+        short = [f"the checks could not be evaluated: {redact(f'{type(exc).__name__}: {exc}')}"]
+        update["shortfalls"] = short
+    status = final_status(state, reason, short)
+    update["status"] = status
+    state = cast(State, {**state, **update})  # the summary reads the final facts
     summary: dict[str, Any] | None = None
     source, model_error = "code", None
     try:

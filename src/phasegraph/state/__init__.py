@@ -1,8 +1,8 @@
 """Typed state of a run and the pydantic schemas of every stage's result."""
 
+from phasegraph.state.checks import AnyCheck, Check
+from phasegraph.state.feedback import ACTIONS_BY_KIND, Feedback
 from phasegraph.state.schemas import (
-    ACTIONS_BY_KIND,
-    Feedback,
     Judgement,
     Phase,
     PhasePlan,
@@ -13,6 +13,9 @@ from phasegraph.state.schemas import (
     Task,
 )
 from phasegraph.state.state import (
+    CheckRecord,
+    CheckSource,
+    Fallback,
     InputState,
     Limits,
     PhaseOutcome,
@@ -30,6 +33,11 @@ from phasegraph.state.state import (
 
 __all__ = [
     "ACTIONS_BY_KIND",
+    "AnyCheck",
+    "Check",
+    "CheckRecord",
+    "CheckSource",
+    "Fallback",
     "Feedback",
     "InputState",
     "Judgement",

@@ -1,4 +1,4 @@
-"""Pydantic schemas of every stage's structured result (SPEC section 1) and of review feedback.
+"""Pydantic schemas of every stage's structured result (SPEC section 1).
 
 Each LLM stage is one forced function call; the function's parameters are the JSON schema of one
 of these models and its arguments are validated with it. Limits that depend on the settings
@@ -9,47 +9,52 @@ context, so the model is re-asked with the exact complaint.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence, Set
-from typing import Annotated, Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic.json_schema import SkipJsonSchema
+
+from phasegraph.state.checks import (
+    CHECK,
+    MAX_PROPOSED_CHECKS,
+    AnyCheck,
+    first_error,
+    normalise_check,
+)
+from phasegraph.state.result import (
+    Result,
+    at_most,
+    clip,
+    number_repeated_ids,
+    phase_ids,
+    renamed,
+)
 
 MAX_PHASES = 5
 MAX_TASKS_PER_ROUND = 8
+#: Rounds a phase is given when its plan does not say, and the most a plan may give it.
+DEFAULT_ROUNDS = 2
+MAX_ROUNDS = 4
 
 NextAction = Literal["continue_phase", "end_phase", "retry_failed", "replan", "ask_user"]
+NEXT_ACTIONS: tuple[str, ...] = get_args(NextAction)
 
 
-def _at_most(chars: int) -> dict[str, Any]:
-    """A length the JSON schema states for a free-text field, without validation enforcing it.
-
-    Decoded under a grammar, a small model can repeat itself inside a string until the answer is
-    cut off (the 0.5B default once filled a judge's user_summary to its token limit, three
-    attempts running); with ``maxLength`` the grammar closes the string. A longer answer from a
-    model that reads the schema as a hint is still taken: refusing it would cost a step.
-    """
-    return {"maxLength": chars}
-
-
-class _Result(BaseModel):
-    """Base of the stage results: extra fields a model adds are tolerated and dropped."""
-
-    model_config = ConfigDict(extra="ignore")
-
-
-class StructuredRequest(_Result):
+class StructuredRequest(Result):
     """What `analyse` makes of the raw request; later stages see only this."""
 
     core_goal: str = Field(
         min_length=1,
         description="The goal of the request in one sentence.",
-        json_schema_extra=_at_most(400),
+        json_schema_extra=at_most(400),
     )
     requirements: list[str] = Field(default_factory=list, description="What must be delivered.")
     constraints: list[str] = Field(default_factory=list, description="Limits the work must keep.")
     complexity: Literal["simple", "medium", "complex"] = Field(description="Overall difficulty.")
     task_type: str = Field(
-        min_length=1, description="Kind of work, e.g. research, coding, writing, analysis."
+        default="other",
+        min_length=1,
+        description="Kind of work, e.g. research, coding, writing, analysis.",
     )
     estimated_phases: int = Field(ge=1, le=MAX_PHASES, description="Phases the work needs.")
     clarification_needed: bool = Field(
@@ -58,6 +63,30 @@ class StructuredRequest(_Result):
     clarification_questions: list[str] = Field(
         default_factory=list, description="Questions for the person, when clarification is needed."
     )
+    checks: list[AnyCheck] = Field(
+        default_factory=list,
+        description="Facts that show the deliverables the request names are there: a file it "
+        "asks to write exists, or contains a text the request gives. Empty if it names none.",
+        # stated to the model; the analysis keeps at most this many usable ones
+        json_schema_extra={"maxItems": MAX_PROPOSED_CHECKS},
+    )
+    check_notes: SkipJsonSchema[list[str]] = Field(default_factory=list, exclude=True)
+    """Why proposed checks were dropped; filled by validation, never asked of the model."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _usable_checks(cls, data: Any) -> Any:
+        # A proposed check that cannot be read is dropped with a note, not a reason to ask the
+        # whole analysis again (SPEC section 11): the request is still understood without it.
+        if not isinstance(data, dict) or not isinstance(data.get("checks"), list):
+            return data
+        kept, notes = [], []
+        for item in data["checks"]:
+            try:
+                kept.append(CHECK.validate_python(normalise_check(item)))
+            except (ValidationError, TypeError, AttributeError) as exc:
+                notes.append(f"dropped the proposed check {item!r}: {first_error(exc)}")
+        return {**data, "checks": kept, "check_notes": notes}
 
     @model_validator(mode="after")
     def _questions_when_needed(self) -> StructuredRequest:
@@ -66,24 +95,47 @@ class StructuredRequest(_Result):
         return self
 
 
-class Phase(_Result):
+class Phase(Result):
     """One phase of the work."""
 
     id: str = Field(min_length=1, description="Short unique id, e.g. p1.")
-    name: str = Field(min_length=1, description="Short name.", json_schema_extra=_at_most(100))
+    name: str = Field(min_length=1, description="Short name.", json_schema_extra=at_most(100))
     goal: str = Field(
-        min_length=1, description="What the phase must achieve.", json_schema_extra=_at_most(400)
+        min_length=1, description="What the phase must achieve.", json_schema_extra=at_most(400)
     )
-    estimated_rounds: int = Field(ge=1, le=4, description="Plan-execute-judge rounds expected.")
+    estimated_rounds: int = Field(
+        default=DEFAULT_ROUNDS,
+        ge=1,
+        le=MAX_ROUNDS,
+        description="Plan-execute-judge rounds expected.",
+    )
     dependencies: list[str] = Field(
         default_factory=list, description="Ids of earlier phases this one needs."
     )
     allowed_tools: list[str] = Field(
         default_factory=list, description="Tools this phase may use; empty means all allowed."
     )
+    checks: list[str] = Field(
+        default_factory=list, description="Ids of the checks this phase must make true."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _natural(cls, data: Any) -> Any:
+        # A phase given as a sentence (the seeds' replanner lists steps as strings) is a phase
+        # with that goal; a name or a goal alone stands for both.
+        if isinstance(data, str):
+            data = {"goal": data}
+        if isinstance(data, dict):
+            data = dict(data)
+            if not data.get("name") and data.get("goal"):
+                data["name"] = clip(str(data["goal"]), 100)
+            if not data.get("goal") and data.get("name"):
+                data["goal"] = data["name"]
+        return data
 
 
-def _check_phase_list(
+def check_phase_list(
     phases: list[Phase], info: ValidationInfo, *, number_repeats: bool = True
 ) -> list[Phase]:
     """Shared checks of a phase list: count, unique ids, dependencies on earlier phases only.
@@ -101,7 +153,7 @@ def _check_phase_list(
     # Dependencies only order phases, and both phases of a shared id come earlier, so the name
     # a dependency gives keeps a meaning whichever it meant.
     if number_repeats:
-        _number_repeated_ids(phases, reserved=done_ids)
+        number_repeated_ids(phases, reserved=done_ids)
     listed = {phase.id for phase in phases}
     seen: set[str] = set()
     for phase in phases:
@@ -118,19 +170,24 @@ def _check_phase_list(
     return phases
 
 
-class PhasePlan(_Result):
+class PhasePlan(Result):
     """What `phase_plan` returns: the phases of the work."""
 
     phases: list[Phase] = Field(min_length=1, max_length=MAX_PHASES)
     execution_strategy: str = Field(default="", description="How the phases fit together.")
 
+    @field_validator("phases", mode="before")
+    @classmethod
+    def _numbered(cls, phases: Any) -> Any:
+        return phase_ids(phases)
+
     @field_validator("phases")
     @classmethod
     def _phases_ok(cls, phases: list[Phase], info: ValidationInfo) -> list[Phase]:
-        return _check_phase_list(phases, info)
+        return check_phase_list(phases, info)
 
 
-class Task(_Result):
+class Task(Result):
     """One tool call planned for a round."""
 
     id: str = Field(min_length=1, description="Unique id within the round, e.g. t1.")
@@ -139,7 +196,7 @@ class Task(_Result):
     purpose: str = Field(
         default="",
         description="Why this call helps the phase goal.",
-        json_schema_extra=_at_most(200),
+        json_schema_extra=at_most(200),
     )
     tool: str = Field(min_length=1, description="Name of one of the listed tools.")
     arguments: dict[str, Any] = Field(default_factory=dict, description="The tool's arguments.")
@@ -150,16 +207,40 @@ class Task(_Result):
         default=None, description="Only to ask a person for a tool outside the allowed list."
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _natural(cls, data: Any) -> Any:
+        # seed 003 writes a task's arguments as "args"
+        return renamed(data, args="arguments")
 
-class RoundPlan(_Result):
+
+class RoundPlan(Result):
     """What `plan` returns: the tool calls of one round."""
 
-    tasks: list[Task] = Field(min_length=1, max_length=MAX_TASKS_PER_ROUND)
+    # Before the tasks: a model that decodes in order first says what the earlier rounds and the
+    # checks show and what is still missing, then picks the calls for it (see `plan`).
     reasoning: str = Field(
         default="",
-        description="Why these tasks, in a sentence or two.",
-        json_schema_extra=_at_most(400),
+        description="What earlier rounds and the checks show, and what this round must do next, "
+        "in a sentence or two.",
+        json_schema_extra=at_most(300),
     )
+    tasks: list[Task] = Field(min_length=1, max_length=MAX_TASKS_PER_ROUND)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _natural(cls, data: Any) -> Any:
+        # seed 000 calls a round's tasks "steps" and gives them no ids: they are numbered.
+        data = renamed(data, steps="tasks")
+        if isinstance(data, dict) and isinstance(data.get("tasks"), list):
+            data = {
+                **data,
+                "tasks": [
+                    {**t, "id": str(n)} if isinstance(t, dict) and t.get("id") in (None, "") else t
+                    for n, t in enumerate(data["tasks"], start=1)
+                ],
+            }
+        return data
 
     @field_validator("tasks")
     @classmethod
@@ -176,7 +257,7 @@ class RoundPlan(_Result):
             raise ValueError(
                 f"task ids must be unique; depends_on names repeated ids {sorted(named)}"
             )
-        _number_repeated_ids(tasks, reserved=set())
+        number_repeated_ids(tasks, reserved=set())
         ids = {t.id for t in tasks}
         for task in tasks:
             # As with phases: a name that is no other task of the round (small models put phase
@@ -196,20 +277,6 @@ class RoundPlan(_Result):
         return tasks
 
 
-def _number_repeated_ids(items: Sequence[Phase] | Sequence[Task], reserved: Set[str]) -> None:
-    """Give each id already used (earlier in the list, or in ``reserved``) a free suffix: t1-2."""
-    taken = set(reserved) | {item.id for item in items}
-    seen = set(reserved)
-    for item in items:
-        if item.id in seen:
-            base, n = item.id, 2
-            while f"{base}-{n}" in taken:
-                n += 1
-            item.id = f"{base}-{n}"
-            taken.add(item.id)
-        seen.add(item.id)
-
-
 def _reject_cycles(tasks: list[Task]) -> None:
     deps = {t.id: set(t.depends_on) for t in tasks}
     resolved: set[str] = set()
@@ -222,32 +289,76 @@ def _reject_cycles(tasks: list[Task]) -> None:
             del deps[tid]
 
 
-class TaskEvaluation(_Result):
+#: A task's quality when the judge gives none: what its status says.
+QUALITY_BY_STATUS = {"done": 10, "partial": 5, "failed": 0}
+
+
+class TaskEvaluation(Result):
     """The judge's view of one task."""
 
     task_id: str
     status: Literal["done", "failed", "partial"]
     quality: int = Field(ge=0, le=10)
-    comment: str = Field(default="", json_schema_extra=_at_most(200))
+    comment: str = Field(default="", json_schema_extra=at_most(200))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _natural(cls, data: Any) -> Any:
+        # The seeds name it quality_score, a number from 0 to 10 (8.5 included).
+        data = renamed(data, quality_score="quality")
+        if not isinstance(data, dict):
+            return data
+        quality = data.get("quality")
+        if quality is None:
+            quality = QUALITY_BY_STATUS.get(str(data.get("status")), 0)
+        elif isinstance(quality, float):
+            quality = round(quality)
+        return {**data, "quality": quality}
 
 
-class Judgement(_Result):
+class Judgement(Result):
     """What `judge` returns after a round."""
 
     task_evaluation: list[TaskEvaluation] = Field(default_factory=list)
+    # What the round achieved comes before the verdict: a model that decodes in order states
+    # the facts, then rates them.
+    user_summary: str = Field(
+        min_length=10,
+        description="What the round achieved, for a person.",
+        json_schema_extra=at_most(300),
+    )
     phase_completion_rate: float = Field(
         ge=0.0, le=1.0, description="How much of the phase goal is done, from 0.0 to 1.0."
     )
     phase_completed: bool
-    internal_analysis: str = Field(default="", json_schema_extra=_at_most(600))
-    user_summary: str = Field(
-        min_length=10,
-        description="What the round achieved, for a person.",
-        json_schema_extra=_at_most(600),
-    )
+    internal_analysis: str = Field(default="", json_schema_extra=at_most(600))
     next_action: NextAction
     failed_reason: str | None = None
     question: str | None = Field(default=None, description="Required when next_action is ask_user.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _natural(cls, data: Any) -> Any:
+        # The seeds' judge lists completed_tasks and failed_tasks instead of evaluations, and
+        # may leave out the completion rate: it is then what the lists and the verdict say.
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        done = data.get("completed_tasks") or []
+        failed = data.get("failed_tasks") or []
+        if not data.get("task_evaluation") and (done or failed):
+            data["task_evaluation"] = [
+                *({"task_id": t, "status": "done"} for t in done if not isinstance(t, dict)),
+                *({"task_id": t, "status": "failed"} for t in failed if not isinstance(t, dict)),
+            ]
+        if data.get("phase_completion_rate") is None:
+            if data.get("phase_completed") is True:
+                data["phase_completion_rate"] = 1.0
+            elif isinstance(done, list) and isinstance(failed, list) and (done or failed):
+                data["phase_completion_rate"] = round(len(done) / (len(done) + len(failed)), 2)
+            else:
+                data["phase_completion_rate"] = 0.0
+        return data
 
     @field_validator("phase_completion_rate", mode="before")
     @classmethod
@@ -258,23 +369,38 @@ class Judgement(_Result):
         return value
 
     @model_validator(mode="after")
-    def _question_for_ask_user(self) -> Judgement:
-        if self.next_action == "ask_user" and not (self.question and self.question.strip()):
+    def _question_for_ask_user(self, info: ValidationInfo) -> Judgement:
+        if self.next_action != "ask_user" or (self.question and self.question.strip()):
+            return self
+        if (info.context or {}).get("can_ask", True):
             raise ValueError("next_action ask_user needs a question")
+        # Nobody can be asked in this run: the answer means "this plan does not fit".
+        self.next_action = "replan"
         return self
 
 
-class Replan(_Result):
+class Replan(Result):
     """What `replan` returns: new remaining phases, or the work is done."""
 
     status: Literal["replanned", "done"]
     phases: list[Phase] = Field(default_factory=list, description="New remaining phases.")
     response: str | None = Field(default=None, description="The answer, when status is done.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _natural(cls, data: Any) -> Any:
+        # seed 002's replanner answers {"status", "plan": [steps as sentences], "response"}
+        return renamed(data, plan="phases")
+
+    @field_validator("phases", mode="before")
+    @classmethod
+    def _numbered(cls, phases: Any) -> Any:
+        return phase_ids(phases)
+
     @field_validator("phases")
     @classmethod
     def _phases_ok(cls, phases: list[Phase], info: ValidationInfo) -> list[Phase]:
-        return _check_phase_list(phases, info)
+        return check_phase_list(phases, info)
 
     @model_validator(mode="after")
     def _status_fields(self) -> Replan:
@@ -285,7 +411,7 @@ class Replan(_Result):
         return self
 
 
-class Summary(_Result):
+class Summary(Result):
     """What `summarize` returns: the final written summary."""
 
     final_summary: str = Field(min_length=1, description="The summary in Markdown.")
@@ -295,74 +421,3 @@ class Summary(_Result):
     quality_assessment: str = ""
 
 
-# --- review feedback (SPEC section 6) ---------------------------------------------------------
-
-
-class _Feedback(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Approve(_Feedback):
-    """Accept the proposed plan as it is."""
-
-    action: Literal["approve"]
-
-
-class Reject(_Feedback):
-    """Stop the run; the summary says why."""
-
-    action: Literal["reject"]
-    reason: str = Field(min_length=1)
-
-
-class Edit(_Feedback):
-    """Replace the proposed phases with the person's own list."""
-
-    action: Literal["edit"]
-    phases: list[Phase] = Field(min_length=1, max_length=MAX_PHASES)
-
-    @field_validator("phases")
-    @classmethod
-    def _phases_ok(cls, phases: list[Phase], info: ValidationInfo) -> list[Phase]:
-        return _check_phase_list(phases, info, number_repeats=False)
-
-
-class Modify(_Feedback):
-    """Ask for a new plan that takes the feedback into account."""
-
-    action: Literal["modify"]
-    feedback: str = Field(min_length=1)
-
-
-class Answer(_Feedback):
-    """Answer a clarification question."""
-
-    action: Literal["answer"]
-    answer: str = Field(min_length=1)
-
-
-class Allow(_Feedback):
-    """Permit a tool the constraints would refuse, for this task."""
-
-    action: Literal["allow"]
-
-
-class Deny(_Feedback):
-    """Keep the tool refused."""
-
-    action: Literal["deny"]
-
-
-Feedback = Annotated[
-    Approve | Reject | Edit | Modify | Answer | Allow | Deny, Field(discriminator="action")
-]
-
-ReviewKind = Literal["plan_review", "clarification", "replan_review", "tool_permission"]
-
-#: Which answers each review kind accepts.
-ACTIONS_BY_KIND: dict[str, tuple[str, ...]] = {
-    "plan_review": ("approve", "edit", "modify", "reject"),
-    "replan_review": ("approve", "edit", "modify", "reject"),
-    "clarification": ("answer", "reject"),
-    "tool_permission": ("allow", "deny"),
-}

@@ -18,12 +18,18 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from langgraph.channels import DeltaChannel
 
 RunStatus = Literal[
-    "running", "awaiting_review", "completed", "budget_exhausted", "rejected", "failed"
+    "running",
+    "awaiting_review",
+    "completed",
+    "incomplete",
+    "budget_exhausted",
+    "rejected",
+    "failed",
 ]
 
 StopReason = Literal["done", "budget", "rejected", "error", "stage_failed"]
@@ -151,6 +157,53 @@ class ToolViolation(TypedDict):
     """Why it was refused."""
 
 
+CheckSource = Literal["caller", "analysis", "review"]
+
+
+class CheckRecord(TypedDict):
+    """A check (SPEC section 11) with its owner and its latest result, evaluated by code."""
+
+    id: str
+    """Short id, c1, c2, ...; phases name the checks they own by it."""
+    kind: str
+    """exists, contains, matches or command."""
+    path: str
+    """File the check reads (empty for a command)."""
+    text: str
+    """Text a contains check wants."""
+    pattern: str
+    """Regular expression a matches check wants."""
+    argv: list[str]
+    """Program and arguments of a command check."""
+    expect: str
+    """Text a command's output must contain (empty: any)."""
+    label: str
+    """The check in its command-line form, e.g. contains:sum.txt:12."""
+    source: CheckSource
+    """Who set it: the caller, the request analysis or the person at plan review."""
+    phase_id: str
+    """Phase that must make it true; empty means the last phase."""
+    passed: bool | None
+    """Latest result; None until it is first evaluated."""
+    detail: str
+    """What code saw, e.g. "sum.txt holds '11', not '12'"."""
+
+
+class Fallback(TypedDict):
+    """A stage that gave no usable answer after its retries, and what code did in its place."""
+
+    stage: str
+    """The node whose model answer could not be used: analyse, phase_plan, plan, judge, replan."""
+    phase_id: str
+    """Phase the run was in ("" before the phases exist)."""
+    round: int
+    """Round of that phase (0 outside a round)."""
+    reason: str
+    """Why the answers could not be used (the last validation error)."""
+    action: str
+    """What code decided from the facts instead (SPEC section 1)."""
+
+
 class RunError(TypedDict):
     """An exception raised inside a node; the run then goes to `summarize` (SPEC section 2)."""
 
@@ -188,6 +241,8 @@ class InputState(TypedDict):
 
     request: str
     """The raw request; only `analyse` reads it (SPEC section 7)."""
+    checks: NotRequired[list[str | dict[str, Any]]]
+    """Checks the work must pass (SPEC 11), e.g. "exists:files.md" or {"kind": "exists", ...}."""
 
 
 class State(TypedDict, total=False):
@@ -207,6 +262,8 @@ class State(TypedDict, total=False):
     """The dumped `StructuredRequest`."""
     clarifications: Annotated[list[dict[str, str]], history()]
     """Questions asked of the person and their answers, in order."""
+    checks: list[CheckRecord]
+    """Every check with its owner and latest result (the caller's as given until analysed)."""
     phases: list[dict[str, Any]]
     """The phase list (dumped `Phase`s); replans replace the part from `phase_index` on."""
     execution_strategy: str
@@ -257,6 +314,10 @@ class State(TypedDict, total=False):
     """Every reflection trigger that fired."""
     tool_violations: Annotated[list[ToolViolation], history()]
     """Every task refused by the tool constraints."""
+    fallbacks: Annotated[list[Fallback], history()]
+    """Every stage whose answers could not be used, and what code decided instead."""
+    shortfalls: list[str]
+    """What kept an ended run from `completed`: phases that ended short, checks that fail."""
     pending_review: dict[str, Any] | None
     """What the person is asked while the run is paused (kind and payload), else None."""
     human_feedback: dict[str, Any] | None

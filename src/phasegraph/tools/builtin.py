@@ -89,23 +89,33 @@ def workspace_tools(settings: WorkspaceSettings) -> tuple[BaseTool, ...]:
             max_chars=settings.max_output_chars,
         )
 
-    specs: list[tuple[str, object, type[BaseModel], str, bool | None]] = [
-        ("list_files", space.list_files, _ListFiles, "List files under a directory.", True),
-        ("read_file", space.read_file, _ReadFile, "Read a text file, or some of its lines.", True),
-        ("write_file", space.write_file, _WriteFile, "Create or replace a whole file.", True),
+    # What each tool declares (SPEC 5 and 11): "idempotent" (running it twice does no more than
+    # once), "read_only" (it changes nothing, so no phase is narrowed away from it) and "writes"
+    # (the argument naming the one file it writes, which the judge is told has changed).
+    reads = {"idempotent": True, "read_only": True}
+    specs: list[tuple[str, object, type[BaseModel], str, dict[str, Any]]] = [
+        ("list_files", space.list_files, _ListFiles, "List files under a directory.", reads),
+        ("read_file", space.read_file, _ReadFile, "Read a text file, or some of its lines.", reads),
+        (
+            "write_file",
+            space.write_file,
+            _WriteFile,
+            "Create or replace a whole file.",
+            {"idempotent": True, "writes": "path"},
+        ),
         (
             "edit_file",
             space.edit_file,
             _EditFile,
             "Replace one exact occurrence of old_text with new_text in a file.",
-            False,
+            {"idempotent": False, "writes": "path"},
         ),
         (
             "search_text",
             space.search_text,
             _SearchText,
             "Search files for lines matching a regular expression.",
-            True,
+            reads,
         ),
         (
             "run_command",
@@ -113,18 +123,18 @@ def workspace_tools(settings: WorkspaceSettings) -> tuple[BaseTool, ...]:
             _RunCommand,
             "Run an allowed program (no shell) in the workspace: "
             + ", ".join(settings.allowed_commands),
-            None,  # a command's effects are unknown: it declares nothing (not idempotent)
+            {},  # a command's effects are unknown: it declares nothing (not idempotent)
         ),
     ]
     tools: list[BaseTool] = []
-    for name, func, schema, description, idempotent in specs:
+    for name, func, schema, description, metadata in specs:
         tools.append(
             StructuredTool.from_function(
                 func=func,  # type: ignore[arg-type]
                 name=name,
                 description=description,
                 args_schema=schema,
-                metadata={} if idempotent is None else {"idempotent": idempotent},
+                metadata=dict(metadata),
             )
         )
     return tuple(tools)

@@ -8,7 +8,7 @@ Rules are a setting (``Context.tool_rules``) and replace the defaults for the ty
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 
 ToolRules = Mapping[str, Mapping[str, Sequence[str]]]
 
@@ -43,16 +43,30 @@ def allowed_tools(
     task_type: str,
     phase_tools: Sequence[str],
     rules: ToolRules,
+    *,
+    always: Set[str] = frozenset(),
+    needed: Set[str] = frozenset(),
 ) -> list[str]:
-    """Tools a phase may use: what exists, within its task type's rule and the phase's list."""
+    """Tools a phase may use: what exists, within its task type's rule and the phase's list.
+
+    ``always``: tools a phase's own list never narrows away: the reading tools, since a phase
+    that cannot look at the workspace cannot do its part (small models narrow "write the
+    result" to write_file alone). ``needed``: tools the task type may not forbid, because the
+    run's own checks need them: a request whose check wants a file written is not read-only
+    work, whatever type the analysis guessed. A phase's names that are no tool (small models
+    invent them) narrow nothing.
+    """
     rule = rules.get(task_type.strip().lower(), {})
     allowed = rule.get("allowed")
-    forbidden = set(rule.get("forbidden", ()))
+    forbidden = set(rule.get("forbidden", ())) - set(needed)
     names = [
-        name for name in available if (allowed is None or name in allowed) and name not in forbidden
+        name
+        for name in available
+        if (allowed is None or name in allowed or name in needed) and name not in forbidden
     ]
-    if phase_tools:
-        names = [name for name in names if name in phase_tools]
+    listed = {name for name in phase_tools if name in names}
+    if listed:
+        names = [name for name in names if name in listed or name in always]
     return names
 
 

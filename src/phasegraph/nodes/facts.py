@@ -1,0 +1,183 @@
+"""Facts computed by code, never taken from the model (SPEC sections 1 and 11).
+
+Which phase must make each check true and whether it does, which files a phase has changed
+(from the tools' own results and what the workspace now holds), and what kept an ended run
+short of ``completed``. Stages read these facts in their prompts; the judge cannot contradict
+them (see ``judge``), and the summary's status is decided by them (see ``summarize``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.tools import BaseTool
+
+from phasegraph.context import Context
+from phasegraph.state import CheckRecord, PhaseOutcome, State, TaskResult
+from phasegraph.tools.checks import evaluate
+from phasegraph.tools.workspace import Workspace, WorkspaceError
+
+#: How much of a changed file the judge is shown, so it can see what was written.
+PREVIEW_CHARS = 160
+#: Changed files the judge is told about; more are counted.
+FILES_SHOWN = 8
+
+FILE_KINDS = ("exists", "contains", "matches")
+#: The pattern of a file that holds some text (not only spaces): a deliverable's check.
+HAS_TEXT = r"\S"
+
+ENDED_SHORT = {
+    "end_phase": "the judge ended it short of its goal",
+    "round_limit": "it reached its round limit",
+    "replan_cap": "the replans allowed were used up",
+    "consecutive_failures": "its tasks failed in a row",
+    "no_plan": "no usable round plan came",
+}
+
+
+def check_owner(check: Mapping[str, Any], phases: Sequence[Mapping[str, Any]], index: int) -> str:
+    """The phase that must make ``check`` true.
+
+    That is the phase the plan named, while it is current or still to come; else the last phase
+    (a check its phase left failing falls to the last).
+    """
+    if not phases:
+        return ""
+    upcoming = {p["id"] for p in phases[index:]}
+    return str(check["phase_id"]) if check["phase_id"] in upcoming else str(phases[-1]["id"])
+
+
+def owned_checks(state: State, phase_id: str) -> list[CheckRecord]:
+    """The checks the given phase must make true."""
+    phases, index = state.get("phases") or [], state.get("phase_index", 0)
+    return [c for c in state.get("checks") or [] if check_owner(c, phases, index) == phase_id]
+
+
+def evaluate_checks(
+    checks: Sequence[CheckRecord], context: Context, ids: Iterable[str] | None = None
+) -> list[CheckRecord]:
+    """The checks with fresh results (only those in ``ids`` when given), run as tools run."""
+    wanted = None if ids is None else set(ids)
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    return [
+        evaluate(
+            check,
+            space,
+            allowed=context.allowed_commands,
+            timeout_s=context.task_timeout_s * 0.9,
+            max_chars=context.max_output_chars,
+        )
+        if wanted is None or check["id"] in wanted
+        else check
+        for check in checks
+    ]
+
+
+def number_checks(checks: list[CheckRecord]) -> list[CheckRecord]:
+    """Checks with ids c1, c2, ... in order (a person's edit may have renumbered them)."""
+    return [{**check, "id": f"c{n}"} for n, check in enumerate(checks, start=1)]
+
+
+def assign_checks(checks: list[CheckRecord], phases: list[dict[str, Any]]) -> list[CheckRecord]:
+    """Each check with the phase that must make it true.
+
+    That is the last phase naming it, else the last phase; ids a phase names that are no check
+    are dropped from it.
+    """
+    known = {c["id"] for c in checks}
+    owner = {}
+    for phase in phases:
+        phase["checks"] = [c for c in phase.get("checks", []) if c in known]
+        owner.update({c: phase["id"] for c in phase["checks"]})
+    return [{**c, "phase_id": owner.get(c["id"], "")} for c in checks]
+
+
+def writes_needed(checks: Iterable[CheckRecord], tools: Mapping[str, BaseTool]) -> set[str]:
+    """Tools the run's checks need: every tool that writes files, while a file check fails."""
+    if not any(c["kind"] in FILE_KINDS and c["passed"] is not True for c in checks):
+        return set()
+    return {name for name, tool in tools.items() if (tool.metadata or {}).get("writes")}
+
+
+def read_only(tools: Mapping[str, BaseTool]) -> set[str]:
+    """Tools that declare they change nothing (``metadata={"read_only": True}``)."""
+    return {name for name, tool in tools.items() if (tool.metadata or {}).get("read_only")}
+
+
+def changed_files(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) -> list[str]:
+    """Files the given results wrote, in order, each once.
+
+    They are the ok results of tools that declare the argument naming the file they write
+    (``metadata={"writes": "path"}``).
+    """
+    seen: dict[str, None] = {}
+    for result in results:
+        tool = tools.get(result["tool"])
+        argument = (tool.metadata or {}).get("writes") if tool is not None else None
+        path = result["arguments"].get(argument) if argument else None
+        if result["status"] == "ok" and isinstance(path, str) and path.strip():
+            seen[path.strip()] = None
+    return list(seen)
+
+
+def describe_files(paths: Sequence[str], context: Context) -> str:
+    """Changed files as the judge reads them: each with its size and how it begins now."""
+    if not paths:
+        return "none"
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    lines = [_describe_file(space, path) for path in paths[:FILES_SHOWN]]
+    if len(paths) > FILES_SHOWN:
+        lines.append(f"and {len(paths) - FILES_SHOWN} more")
+    return "; ".join(lines)
+
+
+def _describe_file(space: Workspace, path: str) -> str:
+    try:
+        data, size = space.read_bytes(space.relative(path), PREVIEW_CHARS)
+    except (WorkspaceError, OSError):
+        return f"{path} (no longer there)"
+    text = data.decode("utf-8", errors="replace")
+    more = "..." if size > len(data) else ""
+    return f"{path} ({size} bytes, now {text!r}{more})"
+
+
+def check_lines(checks: Sequence[CheckRecord]) -> str:
+    """Checks with their latest results, one line each."""
+    return "\n".join(f"- {c['id']} {c['label']}: {_verdict(c)}" for c in checks)
+
+
+def still_to_do(check: CheckRecord) -> str:
+    """What a failing check asks of the work, as a step: "create files.md"."""
+    match check["kind"]:
+        case "exists":
+            return f"create {check['path']} ({check['detail']})"
+        case "contains":
+            return f"make {check['path']} contain {check['text']!r} ({check['detail']})"
+        case "matches" if check["pattern"] == HAS_TEXT:
+            return f"write {check['path']} with its whole content ({check['detail']})"
+        case "matches":
+            return f"make {check['path']} match {check['pattern']!r} ({check['detail']})"
+        case _:
+            return f"make the command {' '.join(check['argv'])!r} succeed ({check['detail']})"
+
+
+def _verdict(check: CheckRecord) -> str:
+    if check["passed"] is None:
+        return "not evaluated yet"
+    return f"passes ({check['detail']})" if check["passed"] else f"FAILS: {check['detail']}"
+
+
+def shortfalls(outcomes: Iterable[PhaseOutcome], checks: Iterable[CheckRecord]) -> list[str]:
+    """What kept the run from ``completed``: each phase that ended short, each failing check.
+
+    A phase a replan replaced is not counted: the phases that replaced it carry its work.
+    """
+    found = [
+        f"phase {o['name']} ({o['phase_id']}) ended short: "
+        f"{ENDED_SHORT.get(o['ended_by'], o['ended_by'])}, at {o['completion_rate']:.0%}"
+        for o in outcomes
+        if not o["completed"] and o["ended_by"] != "replanned"
+    ]
+    found += [f"check {c['label']} fails: {c['detail']}" for c in checks if c["passed"] is not True]
+    return found

@@ -1,0 +1,100 @@
+"""The schemas of a check (SPEC section 11): a fact about the workspace that code evaluates.
+
+A closed set of kinds, each its own object: a file ``exists``, ``contains`` a text, ``matches``
+a regular expression, or a ``command`` succeeds (optionally with a text in its output). Stage
+schemas offer them as a plain ``anyOf`` (`AnyCheck`), which every provider's schema dialect
+reads; validation reads them by kind (`Check`), so an error names the fields of that kind.
+Evaluating them is `phasegraph.tools.checks`'s business.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Annotated, Any, Literal
+
+import regex
+from pydantic import Field, TypeAdapter, ValidationError, field_validator
+
+from phasegraph.state.result import Result
+
+
+class ExistsCheck(Result):
+    """A file must exist."""
+
+    kind: Literal["exists"]
+    path: str = Field(min_length=1, description="File, relative to the workspace root.")
+
+
+class ContainsCheck(Result):
+    """A file must contain a text."""
+
+    kind: Literal["contains"]
+    path: str = Field(min_length=1, description="File, relative to the workspace root.")
+    text: str = Field(min_length=1, description="Text the file must contain, exactly.")
+
+
+class MatchesCheck(Result):
+    """A file must match a regular expression."""
+
+    kind: Literal["matches"]
+    path: str = Field(min_length=1, description="File, relative to the workspace root.")
+    pattern: str = Field(min_length=1, description="Regular expression searched in the file.")
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, pattern: str) -> str:
+        try:
+            regex.compile(pattern)
+        except regex.error as exc:
+            raise ValueError(f"invalid regular expression: {exc}") from None
+        return pattern
+
+
+class CommandCheck(Result):
+    """A command must succeed (exit code 0), optionally with a text in its output."""
+
+    kind: Literal["command"]
+    argv: list[str] = Field(min_length=1, description='Program and arguments, e.g. ["pytest"].')
+    expect: str = Field(default="", description="Text the output must contain (empty: any).")
+
+    @field_validator("argv", mode="before")
+    @classmethod
+    def _split_text(cls, value: Any) -> Any:
+        # A command given as one string is read as a person types it.
+        return shlex.split(value) if isinstance(value, str) else value
+
+
+AnyCheck = ExistsCheck | ContainsCheck | MatchesCheck | CommandCheck
+"""A check in a stage's schema: a plain ``anyOf``, which every provider's schema dialect reads."""
+
+Check = Annotated[AnyCheck, Field(discriminator="kind")]
+"""A check as validation reads it: by its kind, so an error names the fields of that kind."""
+
+
+#: Checks the analysis may propose; more are dropped with a note.
+MAX_PROPOSED_CHECKS = 3
+
+CHECK: TypeAdapter[Any] = TypeAdapter(Check)
+
+
+def first_error(exc: Exception) -> str:
+    """The first problem of a validation error (or any error) as one short line."""
+    if isinstance(exc, ValidationError):
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"][1:])
+        return f"{loc}: {err['msg']}" if loc else str(err["msg"])
+    return str(exc)
+
+
+def normalise_check(data: Any) -> dict[str, Any]:
+    """A check object as people and models write it: ``cmd`` for command, ``command`` for argv."""
+    if not isinstance(data, dict):
+        raise TypeError("a check is an object with a kind")
+    out = dict(data)
+    if str(out.get("kind", "")).strip().lower() in ("cmd", "command"):
+        out["kind"] = "command"
+        if "argv" not in out and "command" in out:
+            out["argv"] = out.pop("command")
+    return out
+
+

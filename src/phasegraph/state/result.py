@@ -1,0 +1,91 @@
+"""How a stage's answer is read: the base of every result schema and its small readers.
+
+SPEC section 1: validation reads an answer the way a person would. A number where a string id
+is asked is that number's text, the seeds' own field names are understood, and a field with a
+sensible default may be missing; each schema does its part in ``mode="before"`` validators, so
+the JSON schema sent to the model stays the one the SPEC names. What has no sensible reading is
+still refused, and the stage re-asks with the error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence, Set
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+
+def clip(text: str, chars: int) -> str:
+    """``text`` on one line, cut to ``chars`` characters with an ellipsis."""
+    text = " ".join(text.split())
+    return text if len(text) <= chars else text[: chars - 3].rstrip() + "..."
+
+
+def at_most(chars: int) -> dict[str, Any]:
+    """A length the JSON schema states for a free-text field, without validation enforcing it.
+
+    Decoded under a grammar, a small model can repeat itself inside a string until the answer is
+    cut off (the 0.5B default once filled a judge's user_summary to its token limit, three
+    attempts running); with ``maxLength`` the grammar closes the string. A longer answer from a
+    model that reads the schema as a hint is still taken: refusing it would cost a step.
+    """
+    return {"maxLength": chars}
+
+
+class Result(BaseModel):
+    """Base of the stage results, read the way a person reads an answer (SPEC section 1).
+
+    Extra fields a model adds are dropped, and a number where a string is asked is that number's
+    text: the seeds number phases and tasks 1, 2, 3, and their dependencies and task ids with
+    them. What else models naturally send (the seeds' own field names, a missing field with a
+    sensible default) is read by ``mode="before"`` validators, so the schema sent to the model
+    stays the one the SPEC names.
+    """
+
+    model_config = ConfigDict(extra="ignore", coerce_numbers_to_str=True)
+
+
+def renamed(data: Any, **names: str) -> Any:
+    """``data`` with each alias key given under its field name, where the field is missing."""
+    if not isinstance(data, dict):
+        return data
+    out = dict(data)
+    for alias, name in names.items():
+        if alias in out and name not in out:
+            out[name] = out.pop(alias)
+    return out
+
+
+
+class _HasId(Protocol):
+    id: str
+
+
+def phase_ids(phases: Any) -> Any:
+    """Phases without an id (sentences, the seeds' replan steps) are numbered p1, p2, ..."""
+    if not isinstance(phases, list):
+        return phases
+    out = []
+    for number, item in enumerate(phases, start=1):
+        if isinstance(item, str):
+            item = {"goal": item}
+        if isinstance(item, dict) and item.get("id") in (None, ""):
+            item = {**item, "id": f"p{number}"}
+        out.append(item)
+    return out
+
+
+def number_repeated_ids(items: Sequence[_HasId], reserved: Set[str]) -> None:
+    """Give each id already used (earlier in the list, or in ``reserved``) a free suffix: t1-2."""
+    taken = set(reserved) | {item.id for item in items}
+    seen = set(reserved)
+    for item in items:
+        if item.id in seen:
+            base, n = item.id, 2
+            while f"{base}-{n}" in taken:
+                n += 1
+            item.id = f"{base}-{n}"
+            taken.add(item.id)
+        seen.add(item.id)
+
+

@@ -1,0 +1,234 @@
+"""Checks: facts about the workspace that code evaluates, never the model (SPEC section 11).
+
+A check is one of a closed set of kinds: a file ``exists``; a file ``contains`` a text; a file
+``matches`` a regular expression; a ``command`` succeeds (run exactly as ``run_command`` runs
+one: allowlist, confinement, timeout, scrubbed environment), optionally with a text its output
+must contain. On a command line a check is one word-like string:
+
+- ``exists:PATH``
+- ``contains:PATH:TEXT``
+- ``matches:PATH:PATTERN``
+- ``cmd:PROGRAM ARGS...`` or ``cmd:PROGRAM ARGS... => TEXT`` (the output must contain TEXT)
+
+In the state a check is a `CheckRecord`: the check itself, where it came from, the phase that
+must make it true, and its latest result with what code saw (``detail``).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, cast
+
+import regex
+from pydantic import TypeAdapter, ValidationError
+
+from phasegraph.errors import CheckError
+from phasegraph.state import CheckRecord, CheckSource
+from phasegraph.state.checks import Check, normalise_check
+from phasegraph.tools.commands import check_argv, run_command
+from phasegraph.tools.workspace import SEARCH_TIMEOUT_S, Workspace, WorkspaceError
+
+KINDS = ("exists", "contains", "matches", "cmd")
+EXPECT_SEPARATOR = " => "
+#: How much of a short file a failing check quotes ("sum.txt holds '11'").
+QUOTED_CHARS = 60
+DETAIL_CHARS = 300
+
+_CHECK: TypeAdapter[Any] = TypeAdapter(Check)
+
+
+def parse_check(value: str | Mapping[str, Any]) -> dict[str, Any]:
+    """A check from its command-line text or its object form, as a plain dict; `CheckError`."""
+    if isinstance(value, str):
+        data = _from_text(value)
+    elif isinstance(value, Mapping):
+        data = normalise_check(dict(value))
+    else:
+        raise CheckError(f"a check is a string such as 'exists:out.txt' or an object: {value!r}")
+    try:
+        check = _CHECK.validate_python(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'][1:]) or 'check'}: {e['msg']}" for e in exc.errors()
+        )
+        raise CheckError(f"check {_show(value)} is not valid: {problems}") from None
+    return cast(dict[str, Any], check.model_dump())
+
+
+def _from_text(text: str) -> dict[str, Any]:
+    kind, sep, rest = text.partition(":")
+    kind = kind.strip().lower()
+    if not sep or kind not in (*KINDS, "command"):
+        raise CheckError(
+            f"unknown check {text!r}: use exists:PATH, contains:PATH:TEXT, matches:PATH:PATTERN "
+            "or cmd:COMMAND (optionally cmd:COMMAND => TEXT)"
+        )
+    if kind == "exists":
+        return {"kind": "exists", "path": rest.strip()}
+    if kind in ("contains", "matches"):
+        path, sep, tail = rest.partition(":")
+        key = "text" if kind == "contains" else "pattern"
+        if not sep or not tail:
+            raise CheckError(f"check {text!r} needs a path and a {key}: {kind}:PATH:{key.upper()}")
+        return {"kind": kind, "path": path.strip(), key: tail}
+    command, _, expect = rest.partition(EXPECT_SEPARATOR)
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise CheckError(f"check {text!r}: the command cannot be split into words: {exc}") from None
+    return {"kind": "command", "argv": argv, "expect": expect.strip()}
+
+
+def _show(value: object) -> str:
+    return repr(value) if isinstance(value, str) else repr(dict(cast(Mapping[str, Any], value)))
+
+
+def label(check: Mapping[str, Any]) -> str:
+    """A check in its command-line form, the way summaries and reports name it."""
+    kind = check["kind"]
+    if kind == "exists":
+        return f"exists:{check['path']}"
+    if kind == "contains":
+        return f"contains:{check['path']}:{check['text']}"
+    if kind == "matches":
+        return f"matches:{check['path']}:{check['pattern']}"
+    command = shlex.join(check["argv"])
+    return f"cmd:{command}" + (f"{EXPECT_SEPARATOR}{check['expect']}" if check["expect"] else "")
+
+
+def problem(check: Mapping[str, Any], workspace: Workspace, allowed: Sequence[str]) -> str | None:
+    """Why a check cannot be used in this workspace (a path outside it, a command not allowed)."""
+    try:
+        if check["kind"] == "command":
+            check_argv(list(check["argv"]), allowed, workspace)
+        else:
+            workspace.relative(check["path"])
+    except WorkspaceError as exc:
+        return f"{label(check)}: {exc}"
+    return None
+
+
+def validate_checks(checks: Sequence[object], context: Any) -> list[dict[str, Any]]:
+    """The checks parsed, or `CheckError` naming the first that cannot be used in the run.
+
+    ``context`` is the run's `Context`: its workspace and allowed commands decide.
+    """
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    parsed = []
+    for value in checks:
+        check = parse_check(value)  # type: ignore[arg-type]
+        why = problem(check, space, context.allowed_commands)
+        if why:
+            raise CheckError(f"check {why}")
+        parsed.append(check)
+    return parsed
+
+
+def record(
+    check: Mapping[str, Any], check_id: str, source: CheckSource, phase_id: str = ""
+) -> CheckRecord:
+    """A check as the state keeps it, not yet evaluated."""
+    return {
+        "id": check_id,
+        "kind": check["kind"],
+        "path": check.get("path", ""),
+        "text": check.get("text", ""),
+        "pattern": check.get("pattern", ""),
+        "argv": list(check.get("argv", [])),
+        "expect": check.get("expect", ""),
+        "label": label(check),
+        "source": source,
+        "phase_id": phase_id,
+        "passed": None,
+        "detail": "not evaluated yet",
+    }
+
+
+def evaluate(
+    check: CheckRecord,
+    workspace: Workspace,
+    *,
+    allowed: Sequence[str],
+    timeout_s: float,
+    max_chars: int,
+) -> CheckRecord:
+    """The check with its result and what code saw; never raises."""
+    try:
+        passed, detail = _evaluate(check, workspace, allowed, timeout_s, max_chars)
+    except WorkspaceError as exc:
+        passed, detail = False, str(exc)
+    except Exception as exc:  # a check that cannot run has not passed; the reason is kept
+        passed, detail = False, f"{type(exc).__name__}: {exc}"
+    return {**check, "passed": passed, "detail": _short(detail, DETAIL_CHARS)}
+
+
+def _evaluate(
+    check: CheckRecord,
+    workspace: Workspace,
+    allowed: Sequence[str],
+    timeout_s: float,
+    max_chars: int,
+) -> tuple[bool, str]:
+    if check["kind"] == "command":
+        return _run(check, workspace, allowed, timeout_s, max_chars)
+    path = check["path"]
+    rel = workspace.relative(path)
+    full = workspace.real_root / rel
+    if not os.path.lexists(full):
+        return False, f"{path} does not exist"
+    if check["kind"] == "exists":
+        return True, f"{path} exists"
+    data, size = workspace.read_bytes(rel, workspace.max_read_bytes)
+    text = data.decode("utf-8", errors="replace")
+    if check["kind"] == "contains":
+        if check["text"] in text:
+            return True, f"{path} contains {check['text']!r}"
+        return False, _missing(path, text, size, f"{check['text']!r}")
+    compiled = regex.compile(check["pattern"], regex.MULTILINE)
+    if compiled.search(text, timeout=SEARCH_TIMEOUT_S):
+        return True, f"{path} matches {check['pattern']!r}"
+    return False, _missing(path, text, size, f"a match for {check['pattern']!r}")
+
+
+def _missing(path: str, text: str, size: int, wanted: str) -> str:
+    """What a file holds instead of what a check wants: short files are quoted."""
+    if not text.strip():
+        return f"{path} is empty" if size == 0 else f"{path} holds only blank space"
+    if len(text) <= QUOTED_CHARS:
+        return f"{path} holds {text.strip()!r}, not {wanted}"
+    return f"{path} ({size} bytes) has no {wanted}"
+
+
+def _run(
+    check: CheckRecord,
+    workspace: Workspace,
+    allowed: Sequence[str],
+    timeout_s: float,
+    max_chars: int,
+) -> tuple[bool, str]:
+    command = shlex.join(check["argv"])
+    output = run_command(
+        list(check["argv"]),
+        workspace=workspace,
+        allowed=allowed,
+        timeout_s=timeout_s,
+        max_chars=max_chars,
+    )
+    status, _, body = output.partition("\n")
+    tail = _short(" ".join(body.split()[-60:]), 160)
+    if status.strip() != "exit code: 0":
+        return False, f"{command} ended with {status.strip()}: {tail}"
+    if check["expect"] and check["expect"] not in body:
+        return False, f"{command} succeeded but its output has no {check['expect']!r}: {tail}"
+    return True, f"{command} succeeded"
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def failing(checks: Iterable[CheckRecord]) -> list[CheckRecord]:
+    """The checks whose latest result is not a pass."""
+    return [c for c in checks if c["passed"] is not True]

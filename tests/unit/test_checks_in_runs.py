@@ -1,0 +1,313 @@
+"""Checks in whole runs (SPEC sections 1 and 11), on the built-in tools and a real workspace:
+code decides what done means, the judge cannot contradict it, and the run says truthfully how
+it ended."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from phasegraph import Context, ScriptedChatModel, build_graph, resume
+from phasegraph.errors import CheckError
+from phasegraph.report import render
+
+from scripts import ANALYSIS, SUMMARY, judgement, phase, phases, round_plan
+
+WRITE_NOPE = round_plan(("w1", "write_file", {"path": "out.txt", "content": "nope"}))
+WRITE_HELLO = round_plan(("w2", "write_file", {"path": "out.txt", "content": "hello world"}))
+DONE = judgement()  # phase_completed, rate 1.0, end_phase
+
+
+def script(**overrides: list[Any]) -> dict[str, list[Any]]:
+    base: dict[str, list[Any]] = {
+        "request_analyser": [ANALYSIS],
+        "phase_planner": [phases("p1", rounds=2)],
+        "plan_tool_call": [WRITE_NOPE, WRITE_HELLO],
+        "judge_tasks": [DONE],
+        "summarizer": [SUMMARY],
+    }
+    base.update(overrides)
+    return base
+
+
+def start(
+    ws: Path,
+    steps: dict[str, list[Any]],
+    checks: list[Any] | None = None,
+    request: str = "write out.txt",
+    **settings: Any,
+) -> tuple[dict[str, Any], Any, ScriptedChatModel]:
+    model = ScriptedChatModel(script=steps)
+    graph = build_graph(model=model, checkpointer=InMemorySaver())
+    given: dict[str, Any] = {"request": request}
+    if checks is not None:
+        given["checks"] = checks
+    out = graph.invoke(
+        given, {"configurable": {"thread_id": "c"}}, context=Context(workspace=str(ws), **settings)
+    )
+    return out, graph, model
+
+
+def test_a_failing_check_keeps_the_phase_open_and_its_detail_reaches_the_next_plan(
+    tmp_path: Path,
+) -> None:
+    out, _, model = start(tmp_path, script(), ["contains:out.txt:hello"])
+    first, second = out["rounds"]
+    # round 1: the judge said done, but the check fails: code overrides it
+    assert first["judgement"]["phase_completed"] is False
+    assert first["judgement"]["next_action"] == "continue_phase"
+    assert "out.txt holds 'nope', not 'hello'" in first["judgement"]["overridden"]
+    plans = model.calls_of("plan_tool_call")
+    assert "FAILS: out.txt holds 'nope', not 'hello'" in plans[1][-1].content
+    # round 2 made it true: the judge's completion stands
+    assert second["judgement"]["phase_completed"] is True
+    assert out["status"] == "completed" and out["shortfalls"] == []
+    assert [(c["label"], c["passed"], c["source"]) for c in out["checks"]] == [
+        ("contains:out.txt:hello", True, "caller")
+    ]
+    assert (tmp_path / "out.txt").read_text() == "hello world"
+
+
+def test_the_judge_is_shown_what_changed_and_which_checks_fail(tmp_path: Path) -> None:
+    _, _, model = start(tmp_path, script(), ["contains:out.txt:hello"])
+    judged = model.calls_of("judge_tasks")[0][-1].content
+    assert "Files this phase has changed so far: out.txt (4 bytes, now 'nope')" in judged
+    assert "c1 contains:out.txt:hello: FAILS: out.txt holds 'nope', not 'hello'" in judged
+    # and nobody can be asked in this run: the judge is not offered ask_user
+    [tools] = model.tools_of("judge_tasks")[0:1]
+    parameters = tools[0]["function"]["parameters"]
+    assert "ask_user" not in parameters["properties"]["next_action"]["enum"]
+    assert "question" not in parameters["properties"]
+
+
+def test_a_check_that_never_passes_ends_the_run_incomplete(tmp_path: Path) -> None:
+    steps = script(plan_tool_call=[WRITE_NOPE])
+    out, _, model = start(tmp_path, steps, ["contains:out.txt:hello"], extra_rounds_per_phase=0)
+    assert [o["ended_by"] for o in out["phase_outcomes"]] == ["round_limit"]
+    assert out["status"] == "incomplete" and out["stop_reason"] == "done"
+    assert out["shortfalls"] == [
+        "phase phase p1 (p1) ended short: it reached its round limit, at 100%",
+        "check contains:out.txt:hello fails: out.txt holds 'nope', not 'hello'",
+    ]
+    assert "Checks 0/1 pass" in out["final_summary"]
+    summarizer = model.calls_of("summarizer")[0][-1].content
+    assert "FAILS: out.txt holds 'nope', not 'hello'" in summarizer
+
+
+def test_a_check_its_phase_left_behind_falls_to_the_last_phase(tmp_path: Path) -> None:
+    first = {**phase("p1", rounds=3), "checks": ["c1"]}
+    steps = script(
+        phase_planner=[{"phases": [first, phase("p2", rounds=3)], "execution_strategy": "x"}],
+        plan_tool_call=[
+            round_plan(("w", "write_file", {"path": "out.txt", "content": "hello"})),
+            round_plan(("x", "write_file", {"path": "out.txt", "content": "gone"})),
+        ],
+    )
+    out, _, _ = start(tmp_path, steps, ["contains:out.txt:hello"], extra_rounds_per_phase=0)
+    assert out["checks"][0]["phase_id"] == "p1"
+    # p1 made it true; p2 undid it, and as the last phase it answers for it: no completion
+    assert [(o["phase_id"], o["completed"]) for o in out["phase_outcomes"]] == [
+        ("p1", True),
+        ("p2", False),
+    ]
+    assert "checks fail: contains:out.txt:hello" in out["rounds"][1]["judgement"]["overridden"]
+    assert out["status"] == "incomplete"
+    assert out["shortfalls"][-1] == (
+        "check contains:out.txt:hello fails: out.txt holds 'gone', not 'hello'"
+    )
+
+
+def test_checks_are_evaluated_before_the_summary_however_the_run_stopped(tmp_path: Path) -> None:
+    # the budget ends the run before any judge: the checks still get their results
+    (tmp_path / "out.txt").write_text("there before")
+    out, _, _ = start(tmp_path, script(), ["exists:out.txt", "exists:never.txt"], max_steps=3)
+    assert out["status"] == "budget_exhausted" and out["rounds"] == []
+    assert [(c["label"], c["passed"]) for c in out["checks"]] == [
+        ("exists:out.txt", True),
+        ("exists:never.txt", False),
+    ]
+    assert "check exists:never.txt fails: never.txt does not exist" in out["shortfalls"]
+
+
+def test_end_phase_below_completion_ends_the_run_incomplete(tmp_path: Path) -> None:
+    steps = script(judge_tasks=[judgement("end_phase", completed=False, rate=0.2)])
+    out, _, _ = start(tmp_path, steps)
+    assert out["phase_outcomes"][0]["ended_by"] == "end_phase"
+    assert out["status"] == "incomplete"
+    assert out["shortfalls"] == [
+        "phase phase p1 (p1) ended short: the judge ended it short of its goal, at 20%"
+    ]
+
+
+def test_the_analysis_proposes_checks_for_what_the_request_names(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("n")
+    proposed = [
+        {"kind": "exists", "path": "report.md"},  # named, not there yet: kept
+        {"kind": "contains", "path": "report.md", "text": "42"},  # a text the request never gives
+        {"kind": "exists", "path": "notes.txt"},  # already true: it shows nothing
+        {"kind": "exists", "path": "../elsewhere.md"},  # outside the workspace
+        {"kind": "cmd", "command": "rm report.md"},  # not an allowed command
+        {"kind": "size", "path": "report.md"},  # no such kind: dropped, not a failed analysis
+    ]
+    steps = script(
+        request_analyser=[{**ANALYSIS, "checks": proposed}],
+        plan_tool_call=[round_plan(("w", "write_file", {"path": "report.md", "content": "r"}))],
+    )
+    request = "Read notes.txt and write report.md"
+    out, _, model = start(tmp_path, steps, request=request)
+    assert len(model.calls_of("request_analyser")) == 1
+    # a file to write must hold something: "exists" becomes "has some text"
+    assert [(c["id"], c["label"], c["source"]) for c in out["checks"]] == [
+        ("c1", "matches:report.md:\\S", "analysis")
+    ]
+    notes = out["structured_request"]["check_notes"]
+    assert any("size" in n for n in notes)
+    assert any("contains:report.md:42: the request does not give the text '42'" in n for n in notes)
+    assert any("exists:notes.txt: notes.txt is there before any work: an input" in n for n in notes)
+    assert any("exists:../elsewhere.md" in n and "outside the workspace" in n for n in notes)
+    assert any("'rm' is not an allowed command" in n for n in notes)
+    assert out["status"] == "completed"
+    # the phase planner saw the kept check, and was asked to give it to a phase
+    assert "c1 matches:report.md:\\S" in model.calls_of("phase_planner")[0][-1].content
+
+
+def test_caller_checks_come_first_and_an_analysis_copy_is_not_added(tmp_path: Path) -> None:
+    steps = script(
+        request_analyser=[{**ANALYSIS, "checks": [{"kind": "exists", "path": "out.txt"}]}]
+    )
+    out, _, _ = start(tmp_path, steps, ["exists:out.txt", {"kind": "contains", "path": "out.txt",
+                                                            "text": "hello"}])  # fmt: skip
+    assert [(c["id"], c["label"], c["source"]) for c in out["checks"]] == [
+        ("c1", "exists:out.txt", "caller"),
+        ("c2", "contains:out.txt:hello", "caller"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [["size:out.txt"], ["exists:../x.txt"], ["cmd:rm -rf out"], "exists:out.txt", [42]],
+)
+def test_a_bad_caller_check_is_refused_before_anything_runs(tmp_path: Path, bad: Any) -> None:
+    model = ScriptedChatModel(script=script())
+    graph = build_graph(model=model, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "bad"}}
+    with pytest.raises((CheckError, ValueError)):
+        graph.invoke(
+            {"request": "x", "checks": bad}, config, context=Context(workspace=str(tmp_path))
+        )
+    assert model.calls == []
+    assert not graph.get_state(config).values
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_plan_review_shows_the_checks_and_an_edit_replaces_them(tmp_path: Path) -> None:
+    two = {"phases": [phase("p1"), {**phase("p2"), "checks": ["c1"]}], "execution_strategy": "x"}
+    steps = script(
+        phase_planner=[two],
+        plan_tool_call=[
+            round_plan(("w", "write_file", {"path": "out.txt", "content": "hello"})),
+            round_plan(("b", "write_file", {"path": "b.txt", "content": "b"})),
+        ],
+    )
+    out, graph, _ = start(tmp_path, steps, ["exists:out.txt"], review="plan")
+    assert out["pending_review"]["checks"] == [
+        {"id": "c1", "check": "exists:out.txt", "phase": "p2"}
+    ]
+    config = {"configurable": {"thread_id": "c"}}
+    context = Context(workspace=str(tmp_path), review="plan")
+    bad_edit = {"action": "edit", "phases": [phase("q1")], "checks": ["exists:/etc/passwd"]}
+    with pytest.raises(Exception, match="absolute path"):
+        resume(graph, config, bad_edit, context=context)
+    edit = {
+        "action": "edit",
+        "phases": [{**phase("q1"), "checks": ["c2"]}, phase("q2")],
+        "checks": ["exists:out.txt", "exists:b.txt"],
+    }
+    out = resume(graph, config, edit, context=context)
+    assert [(c["id"], c["label"], c["source"], c["phase_id"]) for c in out["checks"]] == [
+        ("c1", "exists:out.txt", "review", ""),
+        ("c2", "exists:b.txt", "review", "q1"),
+    ]
+    assert out["status"] == "completed" and all(c["passed"] for c in out["checks"])
+
+
+def test_checks_are_listed_in_the_summary_and_every_report(tmp_path: Path) -> None:
+    steps = script(plan_tool_call=[WRITE_NOPE])
+    out, _, _ = start(tmp_path, steps, ["contains:out.txt:hello", "exists:out.txt"])
+    assert "Checks 1/2 pass" in out["final_summary"]
+    md = render("c", out, "md")
+    assert "## Checks" in md and "| `contains:out.txt:hello` | **fails** |" in md
+    assert "out.txt holds 'nope', not 'hello'" in md and "## What fell short" in md
+    html = render("c", out, "html")
+    assert "<code>contains:out.txt:hello</code>" in html and "<strong>fails</strong>" in html
+    data = json.loads(render("c", out, "json"))
+    assert [(c["label"], c["passed"]) for c in data["checks"]] == [
+        ("contains:out.txt:hello", False),
+        ("exists:out.txt", True),
+    ]
+    assert data["status"] == "incomplete" and data["shortfalls"]
+
+
+def test_reading_tools_stay_in_every_phase_and_unknown_names_narrow_nothing(
+    tmp_path: Path,
+) -> None:
+    # three rounds each: not the split of a small job, so the phases stay as planned
+    narrowed = {**phase("p1", rounds=3), "allowed_tools": ["write_file"]}
+    invented = {**phase("p2", rounds=3), "allowed_tools": ["check_file", "append_to_file"]}
+    steps = script(
+        phase_planner=[{"phases": [narrowed, invented], "execution_strategy": "x"}],
+        plan_tool_call=[WRITE_HELLO],
+    )
+    _, _, model = start(tmp_path, steps, extra_rounds_per_phase=0)
+    first, *_, second = (call[-1].content for call in model.calls_of("plan_tool_call"))
+    tools_of = [line.split("(")[0] for line in first.splitlines() if line.startswith("- ")]
+    assert {"- list_files", "- read_file", "- search_text", "- write_file"} <= set(tools_of)
+    assert "- edit_file" not in tools_of and "- run_command" not in tools_of
+    # a phase that names only tools that do not exist is not left with nothing
+    assert all(f"- {t}(" in second for t in ("list_files", "write_file", "edit_file"))
+
+
+def test_a_failing_file_check_keeps_the_writing_tools_for_any_task_type(tmp_path: Path) -> None:
+    # the 1.5B analysis called "write their names to files.md" analysis work, which may not write
+    steps = script(
+        request_analyser=[{**ANALYSIS, "task_type": "analysis"}], plan_tool_call=[WRITE_HELLO]
+    )
+    out, _, _ = start(tmp_path, steps, ["exists:out.txt"])
+    assert out["rounds"][0]["results"][0]["status"] == "ok"
+    (tmp_path / "none").mkdir()
+    out2, _, _ = start(tmp_path / "none", steps)
+    assert out2["rounds"][0]["results"][0]["status"] == "refused"  # no check: the rule stands
+
+
+def test_a_write_planned_beside_a_read_waits_for_the_next_round(tmp_path: Path) -> None:
+    # its arguments were fixed before the read returned: small models wrote "0" to sum.txt
+    (tmp_path / "numbers.txt").write_text("1\n2\n")
+    blind = round_plan(
+        ("r", "read_file", {"path": "numbers.txt"}),
+        ("w", "write_file", {"path": "sum.txt", "content": "0"}),
+    )
+    seen = round_plan(("w2", "write_file", {"path": "sum.txt", "content": "3"}))
+    steps = script(plan_tool_call=[blind, seen], judge_tasks=[judgement("continue_phase",
+                   completed=False, rate=0.5), DONE])  # fmt: skip
+    out, _, model = start(tmp_path, steps, ["contains:sum.txt:3"])
+    first = {r["task_id"]: r for r in out["rounds"][0]["results"]}
+    assert first["r"]["status"] == "ok"
+    assert first["w"]["status"] == "skipped"
+    assert first["w"]["output"].startswith("not run: planned beside reads (r)")
+    assert out["rounds"][1]["results"][0]["status"] == "ok"
+    assert (tmp_path / "sum.txt").read_text() == "3"
+    assert out["status"] == "completed"
+    # the next plan saw why, beside the read's output
+    assert "not run: planned beside reads (r)" in model.calls_of("plan_tool_call")[1][-1].content
+
+
+def test_the_analysis_is_told_which_named_files_are_not_there_yet(tmp_path: Path) -> None:
+    (tmp_path / "numbers.txt").write_text("1\n")
+    request = "Read numbers.txt and write their sum to sum.txt (see https://example.org/a.html)."
+    _, _, model = start(tmp_path, script(), request=request)
+    prompt = model.calls_of("request_analyser")[0][-1].content
+    assert "Files the request names that are not in the workspace yet: sum.txt\n" in prompt
