@@ -23,8 +23,8 @@ from typing import Any
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from phasegraph import Context, build_graph
-from phasegraph.models import describe_model, model_kind
-from phasegraph.models.local import default_model_path
+from phasegraph.models import describe_model, embedded_choice
+from phasegraph.models.embedded import model_path
 
 REQUEST = "List the files in this folder and write their names to files.md, one per line."
 SAMPLE_FILES = {"notes.txt": "meeting notes\n", "todo.txt": "buy milk\n", "plan.md": "# Plan\n"}
@@ -54,8 +54,9 @@ def main() -> int:
         model=args.model, base_url=args.base_url, workspace=str(workspace), max_steps=args.max_steps
     )
     print(f"Model: {describe_model(context)}", file=sys.stderr)
-    if model_kind(context) == "local" and not args.model:
-        default_model_path(on_progress=lambda text: print(text, file=sys.stderr, flush=True))
+    chosen = embedded_choice(context)
+    if chosen is not None:  # assembled once from its packages, with progress
+        model_path(chosen, on_progress=lambda text: print(text, file=sys.stderr, flush=True))
 
     database = workspace / ".phasegraph" / "threads.sqlite"
     database.parent.mkdir(exist_ok=True)

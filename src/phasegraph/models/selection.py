@@ -2,7 +2,8 @@
 
 ``Context.model`` names the model:
 
-- empty, with no ``base_url``: the embedded local model (llama-cpp-python, the ``local`` extra);
+- empty, with no ``base_url``: the default embedded model (llama-cpp-python, the ``local`` extra);
+- ``local:NAME``: an embedded model by name (``local:qwen2.5-coder-0.5b``, ``...-1.5b``);
 - ``local`` or ``local:PATH.gguf`` (or any path ending in ``.gguf``): a GGUF file run in-process;
 - ``scripted:FILE.json``: the scripted model, for demos and tests;
 - anything else: a model of an OpenAI-compatible endpoint (``base_url``, else
@@ -17,13 +18,16 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 
 from phasegraph.context import Context
 from phasegraph.errors import ConfigurationError, register_secret
 from phasegraph.models.scripted import ScriptedChatModel
+
+if TYPE_CHECKING:
+    from phasegraph.models.embedded import EmbeddedModel
 
 SCRIPTED_PREFIX = "scripted:"
 LOCAL_PREFIX = "local:"
@@ -49,13 +53,13 @@ def model_kind(context: Context) -> str:
 
 def describe_model(context: Context) -> str:
     """The selected model in words, for the CLI and logs (never the key or the URL)."""
-    from phasegraph.models.local import DEFAULT_MODEL_NAME
-
     kind = model_kind(context)
     spec = context.model.strip()
     if kind == "local":
-        path = _local_path(spec)
-        return f"local model {path}" if path else f"the embedded local model, {DEFAULT_MODEL_NAME}"
+        chosen = embedded_choice(context)
+        if chosen is not None:
+            return f"the embedded local model, {chosen.title}"
+        return f"local model {_local_path(spec)}"
     if kind == "scripted":
         return f"the scripted model ({spec[len(SCRIPTED_PREFIX) :]})"
     where = "an OpenAI-compatible endpoint" if _base_url(context) else "OpenAI"
@@ -74,6 +78,11 @@ def model_from_context(context: Context, thread_id: str = "") -> BaseChatModel:
         from phasegraph.models.local import LocalChatModel
 
         path = _local_path(spec)
+        names_a_file = path.endswith(".gguf") or os.sep in path or os.path.isfile(path)
+        if embedded_choice(context) is None and not names_a_file:
+            from phasegraph.models.embedded import embedded
+
+            embedded(path)  # no model has that name: the error names the ones that do
         return _cached(("local", path), lambda: LocalChatModel(model_path=path))
     if not spec:
         raise ConfigurationError(
@@ -81,6 +90,16 @@ def model_from_context(context: Context, thread_id: str = "") -> BaseChatModel:
             "the endpoint serves"
         )
     return _openai_model(spec, context)
+
+
+def embedded_choice(context: Context) -> EmbeddedModel | None:
+    """The embedded model the settings select, if they select one (not a file of their own)."""
+    from phasegraph.models.embedded import DEFAULT, EMBEDDED
+
+    if model_kind(context) != "local":
+        return None
+    path = _local_path(context.model.strip())
+    return EMBEDDED.get(path.lower()) if path else DEFAULT
 
 
 def _local_path(spec: str) -> str:
