@@ -1,22 +1,36 @@
-"""The embedded local model on small workspace tasks: phasegraph against `create_react_agent`.
+"""A local model on small workspace tasks: phasegraph against `create_react_agent`.
 
-Both systems get the same model (the embedded Qwen2.5-Coder-0.5B, one llama.cpp instance in this
-process), the same six built-in workspace tools bound to a fresh copy of the task's files (a
-tool's error comes back to the model as text in both), a SQLite checkpointer and the same budget
-of model calls and tool actions together, `BUDGET`: the ReAct agent's recursion limit (a model
-call and a tool step per action, plus its last answer) and phasegraph's `max_steps` (its phase
-plan, plans, judges, replans and tool executions; the analysis and the summary are not counted).
-A task succeeds when its checker accepts the workspace afterwards, however the run ended; a
-ReAct run that spends its budget ends at the recursion limit, which is how that agent stops.
+    python -m bench.local_suite [--model local:qwen2.5-coder-1.5b] [--modes alone,checks]
+
+Both systems get the same model (one llama.cpp instance in this process), the same six built-in
+workspace tools bound to a fresh copy of the task's files (a tool's error comes back to the
+model as text in both), a SQLite checkpointer and the same budget of model calls and tool
+actions together, `BUDGET`: the ReAct agent's recursion limit (a model call and a tool step per
+action, plus its last answer) and phasegraph's `max_steps` (its phase plan, plans, judges,
+replans and tool executions; the analysis and the summary are not counted).
+
+Two modes: ``alone``, the request only; ``checks``, the request with the checks a caller would
+write (phasegraph takes them as its ``checks`` input; the ReAct agent reads them at the end of
+its request, which is how a caller would tell a plain tool loop). A task succeeds when its
+checker accepts the workspace afterwards, however the run ended; a ReAct run that spends its
+budget ends at the recursion limit, which is how that agent stops. For phasegraph the suite also
+counts runs that said ``completed`` while the checker failed: the honesty figure.
+
+The checkers are stricter than the caller's checks (they read the whole file the way a person
+would), so a run that passes its checks can still fail its task.
 """
 
 from __future__ import annotations
 
+import argparse
+import configparser
+import json
+import sys
 import time
 import uuid
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,15 +52,18 @@ ACTIONS = 8
 #: Model calls and tool actions each system may spend on one task.
 BUDGET = 2 * ACTIONS + 1
 
+MODES = ("alone", "checks")
+
 
 @dataclass(frozen=True)
 class WorkspaceTask:
-    """A request, the files it starts from, and what the workspace must hold afterwards."""
+    """A request, the files it starts from, a checker of the files afterwards, caller checks."""
 
     name: str
     request: str
     files: dict[str, str]
     check: Callable[[Path], bool]
+    checks: tuple[str, ...] = field(default=())
 
     def fresh(self, root: Path) -> Path:
         """A new workspace holding the task's files."""
@@ -63,7 +80,11 @@ def _text(root: Path, rel: str) -> str:
     return path.read_text(errors="replace") if path.is_file() else ""
 
 
-def _edited(root: Path) -> bool:
+def _lines(root: Path, rel: str) -> list[str]:
+    return [line.strip() for line in _text(root, rel).splitlines() if line.strip()]
+
+
+def _edited_ini(root: Path) -> bool:
     text = _text(root, "config.ini")
     return "debug = false" in text and "debug = true" not in text and "port = 8080" in text
 
@@ -72,30 +93,82 @@ def _listed(root: Path) -> bool:
     return all(n in _text(root, "files.md") for n in ("notes.txt", "todo.txt", "plan.md"))
 
 
+def _json(root: Path, rel: str) -> Any:
+    try:
+        return json.loads(_text(root, rel))
+    except ValueError:
+        return None
+
+
+def _version_set(root: Path) -> bool:
+    data = _json(root, "package.json")
+    return (
+        isinstance(data, dict)
+        and data.get("version") == "1.2.0"
+        and data.get("name") == "demo-app"
+        and data.get("dependencies") == {"left-pad": "^1.3.0"}
+    )
+
+
+def _concatenated(root: Path) -> bool:
+    return _lines(root, "full.txt") == ["alpha", "beta", "gamma", "delta"]
+
+
+def _renamed(root: Path) -> bool:
+    text = _text(root, "greet.py")
+    return "def greet(name):" in text and 'print(greet("world"))' in text and "hello" not in text
+
+
+def _key_added(root: Path) -> bool:
+    parser = configparser.ConfigParser()
+    try:
+        parser.read_string(_text(root, "app.ini"))
+    except configparser.Error:
+        return False
+    return (
+        parser.get("server", "timeout", fallback=None) == "30"
+        and parser.get("server", "host", fallback=None) == "localhost"
+        and parser.get("log", "level", fallback=None) == "info"
+    )
+
+
+LOG = """2026-11-01 10:00:01 INFO start
+2026-11-01 10:00:02 ERROR disk full
+2026-11-01 10:00:03 INFO retry
+2026-11-01 10:00:04 ERROR disk full
+2026-11-01 10:00:05 WARN slow
+2026-11-01 10:00:06 ERROR timeout
+2026-11-01 10:00:07 INFO stop
+"""
+
 TASKS = (
     WorkspaceTask(
         "write",
         "Write a file named hello.txt containing exactly: Hello, world!",
         {},
         lambda root: _text(root, "hello.txt").strip() == "Hello, world!",
+        ("contains:hello.txt:Hello, world!",),
     ),
     WorkspaceTask(
         "list",
         "List the files in this folder and write their names to files.md, one per line.",
         {"notes.txt": "meeting notes\n", "todo.txt": "buy milk\n", "plan.md": "# Plan\n"},
         _listed,
+        ("contains:files.md:notes.txt", "contains:files.md:todo.txt", "contains:files.md:plan.md"),
     ),
     WorkspaceTask(
         "sum",
         "Read numbers.txt (one integer per line) and write their sum to sum.txt.",
-        {"numbers.txt": "3\n4\n5\n"},
-        lambda root: _text(root, "sum.txt").strip() == "12",
+        {"numbers.txt": "17\n25\n8\n"},
+        lambda root: _text(root, "sum.txt").strip() == "50",
+        ("contains:sum.txt:50",),
     ),
     WorkspaceTask(
-        "edit",
+        "edit_ini",
         "In config.ini, change debug = true to debug = false; leave the other lines as they are.",
         {"config.ini": "name = demo\ndebug = true\nport = 8080\n"},
-        _edited,
+        _edited_ini,
+        ("contains:config.ini:debug = false", "contains:config.ini:port = 8080"),
     ),
     WorkspaceTask(
         "find",
@@ -106,25 +179,112 @@ TASKS = (
             "src/util/text.py": "def shout(text):\n    return text.upper()\n",
         },
         lambda root: "src/util/dates.py" in _text(root, "answer.txt"),
+        ("contains:answer.txt:dates.py",),
+    ),
+    WorkspaceTask(
+        "count",
+        "Count the lines of app.log that contain ERROR and write the count to errors.txt.",
+        {"app.log": LOG},
+        lambda root: _text(root, "errors.txt").strip() == "3",
+        ("contains:errors.txt:3",),
+    ),
+    WorkspaceTask(
+        "json_edit",
+        "In package.json, set the version to 1.2.0 and keep every other field as it is.",
+        {
+            "package.json": json.dumps(
+                {"name": "demo-app", "version": "1.1.4", "dependencies": {"left-pad": "^1.3.0"}},
+                indent=2,
+            )
+            + "\n"
+        },
+        _version_set,
+        (r'matches:package.json:"version"\s*:\s*"1\.2\.0"',),
+    ),
+    WorkspaceTask(
+        "concat",
+        "Join part1.txt and part2.txt, in that order, into a new file full.txt.",
+        {"part1.txt": "alpha\nbeta\n", "part2.txt": "gamma\ndelta\n"},
+        _concatenated,
+        ("contains:full.txt:alpha", "contains:full.txt:delta"),
+    ),
+    WorkspaceTask(
+        "command",
+        "Run wc -l on data.csv and write the number of lines it reports to lines.txt.",
+        {"data.csv": "id,name\n1,ann\n2,bob\n3,cid\n4,dan\n5,eve\n"},
+        lambda root: _text(root, "lines.txt").strip().split()[:1] == ["6"],
+        ("contains:lines.txt:6",),
+    ),
+    WorkspaceTask(
+        "json_read",
+        'Read settings.json and write the value of its "timeout" field to timeout.txt.',
+        {"settings.json": '{"retries": 5, "timeout": 45, "verbose": false}\n'},
+        lambda root: _text(root, "timeout.txt").strip() == "45",
+        ("contains:timeout.txt:45",),
+    ),
+    WorkspaceTask(
+        "rename",
+        "In greet.py, rename the function hello to greet, in its definition and in its call.",
+        {"greet.py": 'def hello(name):\n    return "Hi " + name\n\n\nprint(hello("world"))\n'},
+        _renamed,
+        ("contains:greet.py:def greet(name):", 'contains:greet.py:print(greet("world"))'),
+    ),
+    WorkspaceTask(
+        "ini_add",
+        "In app.ini, add the setting timeout = 30 to the [server] section.",
+        {"app.ini": "[server]\nhost = localhost\nport = 80\n\n[log]\nlevel = info\n"},
+        _key_added,
+        (r"matches:app.ini:\[server\][^\[]*timeout\s*=\s*30",),
     ),
 )
 
 
-def _phasegraph(model: BaseChatModel, root: Path, request: str, db: Path) -> str:
+def _phasegraph(
+    model: BaseChatModel, root: Path, task: WorkspaceTask, checks: bool, db: Path
+) -> dict[str, Any]:
     context = Context(workspace=str(root), max_steps=BUDGET)
-    config = {"configurable": {"thread_id": f"pg-{uuid.uuid4().hex[:8]}"}}
+    thread = f"pg-{task.name}-{uuid.uuid4().hex[:6]}"
+    config = {"configurable": {"thread_id": thread}}
+    start: dict[str, Any] = {"request": task.request}
+    if checks:
+        start["checks"] = list(task.checks)
     with SqliteSaver.from_conn_string(str(db)) as saver:
         graph = build_graph(model=model, checkpointer=saver)
-        out = graph.invoke({"request": request}, config, context=context)
-    return str(out.get("status"))
-
-
-def _react(model: BaseChatModel, root: Path, request: str, db: Path) -> str:
-    tools = list(workspace_tools(workspace_settings(Context(workspace=str(root)))))
-    config = {
-        "configurable": {"thread_id": f"react-{uuid.uuid4().hex[:8]}"},
-        "recursion_limit": BUDGET,
+        out = graph.invoke(start, config, context=context)
+    return {
+        "ended": str(out.get("status")),
+        "thread": thread,
+        "steps": out.get("step_count", 0),
+        "llm_calls": out.get("llm_calls", 0),
+        "prompt_tokens": out.get("prompt_tokens", 0),
+        "completion_tokens": out.get("completion_tokens", 0),
     }
+
+
+def _checks_in_words(checks: Sequence[str]) -> str:
+    """Caller checks as a sentence, for a system that only reads its request."""
+    words = []
+    for check in checks:
+        kind, _, rest = check.partition(":")
+        path, _, text = rest.partition(":")
+        if kind == "contains":
+            words.append(f"{path} contains {text!r}")
+        elif kind == "matches":
+            words.append(f"{path} matches the regular expression {text!r}")
+        elif kind == "exists":
+            words.append(f"{path} exists")
+        else:
+            words.append(f"the command {rest!r} succeeds")
+    return "It is done when: " + "; ".join(words) + "."
+
+
+def _react(
+    model: BaseChatModel, root: Path, task: WorkspaceTask, checks: bool, db: Path
+) -> dict[str, Any]:
+    tools = list(workspace_tools(workspace_settings(Context(workspace=str(root)))))
+    thread = f"react-{task.name}-{uuid.uuid4().hex[:6]}"
+    config = {"configurable": {"thread_id": thread}, "recursion_limit": BUDGET}
+    request = task.request + ("\n" + _checks_in_words(task.checks) if checks else "")
     with SqliteSaver.from_conn_string(str(db)) as saver, warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         # a tool's error goes back to the model as text, as phasegraph's judge gets it
@@ -132,12 +292,13 @@ def _react(model: BaseChatModel, root: Path, request: str, db: Path) -> str:
         agent = create_react_agent(model, node, checkpointer=saver)
         try:
             agent.invoke({"messages": [("user", request)]}, config)
+            ended = "answered"
         except GraphRecursionError:
-            return "recursion_limit"
-    return "answered"
+            ended = "recursion_limit"
+    return {"ended": ended, "thread": thread}
 
 
-SYSTEMS: dict[str, Callable[[BaseChatModel, Path, str, Path], str]] = {
+SYSTEMS: dict[str, Callable[[BaseChatModel, Path, WorkspaceTask, bool, Path], dict[str, Any]]] = {
     "phasegraph": _phasegraph,
     "create_react_agent": _react,
 }
@@ -145,43 +306,132 @@ SYSTEMS: dict[str, Callable[[BaseChatModel, Path, str, Path], str]] = {
 
 def run_suite(
     work: Path,
-    tasks: tuple[WorkspaceTask, ...] = TASKS,
+    tasks: Sequence[WorkspaceTask] = TASKS,
     progress: Callable[[str], None] = lambda _text: None,
+    *,
+    model_name: str = "",
+    modes: Sequence[str] = MODES,
+    systems: Sequence[str] = tuple(SYSTEMS),
 ) -> dict[str, Any]:
-    """Every task on every system; per run: ended how, checker verdict, wall seconds."""
-    model = model_from_context(Context())
+    """Every task on every system and mode; per run: ended how, checker verdict, wall seconds."""
+    model = model_from_context(Context(model=model_name))
+    tag = _slug(model_name or "default")
     runs: list[dict[str, Any]] = []
-    for task in tasks:
-        for system, run in SYSTEMS.items():
-            root = task.fresh(work / f"local-{system}-{task.name}")
-            started = time.perf_counter()
-            try:
-                ended = run(model, root, task.request, work / f"local-{system}.sqlite")
-            except Exception as error:  # a crash is a failed task, with its reason kept
-                ended = f"error: {type(error).__name__}: {error}"[:200]
-            wall = time.perf_counter() - started
-            runs.append(
-                {
-                    "system": system,
-                    "task": task.name,
-                    "ended": ended,
-                    "success": task.check(root),
-                    "wall_s": round(wall, 1),
-                }
-            )
-            progress(f"local model: {system} {task.name}: {runs[-1]}")
-    return {"model": type(model).__name__, "budget": BUDGET, "runs": runs, **totals(runs)}
+    for mode in modes:
+        for task in tasks:
+            for system in systems:
+                name = f"{tag}-{mode}-{system}-{task.name}-{uuid.uuid4().hex[:4]}"
+                root = task.fresh(work / name)
+                db = work / f"{tag}-{mode}-{system}.sqlite"
+                started = time.perf_counter()
+                try:
+                    record = SYSTEMS[system](model, root, task, mode == "checks", db)
+                except Exception as error:  # a crash is a failed task, with its reason kept
+                    record = {"ended": f"error: {type(error).__name__}: {error}"[:200]}
+                success = task.check(root)
+                runs.append(
+                    {
+                        "system": system,
+                        "mode": mode,
+                        "task": task.name,
+                        **record,
+                        "success": success,
+                        "completed_but_failed": record["ended"] == "completed" and not success,
+                        "wall_s": round(time.perf_counter() - started, 1),
+                        "workspace": str(root),
+                        "db": str(db),
+                    }
+                )
+                progress(f"local suite [{model_name or 'default'}]: {json.dumps(runs[-1])}")
+    return {
+        "model": model_name or "default",
+        "model_class": type(model).__name__,
+        "budget": BUDGET,
+        "tasks": [t.name for t in tasks],
+        "runs": runs,
+        "totals": totals(runs),
+    }
 
 
-def totals(runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """Success rate and wall time per system."""
-    out: dict[str, Any] = {}
-    for system in SYSTEMS:
-        mine = [r for r in runs if r["system"] == system]
-        out[system] = {
-            "tasks": len(mine),
-            "succeeded": sum(r["success"] for r in mine),
-            "success_rate": round(sum(r["success"] for r in mine) / len(mine), 2) if mine else 0,
-            "wall_s": round(sum(r["wall_s"] for r in mine), 1),
-        }
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in text).strip("-")[:40] or "model"
+
+
+def totals(runs: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per system and mode: tasks succeeded, wall time, completed-but-failed runs."""
+    out: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        key = f"{run['system']}/{run['mode']}"
+        row = out.setdefault(
+            key,
+            {
+                "system": run["system"],
+                "mode": run["mode"],
+                "tasks": 0,
+                "succeeded": 0,
+                "wall_s": 0.0,
+                "completed_but_failed": 0,
+            },
+        )
+        row["tasks"] += 1
+        row["succeeded"] += int(run["success"])
+        row["wall_s"] = round(row["wall_s"] + run["wall_s"], 1)
+        row["completed_but_failed"] += int(run["completed_but_failed"])
     return out
+
+
+def table(result: dict[str, Any]) -> str:
+    """The suite's figures as text: one line per system and mode, with each task's verdict."""
+    names = result["tasks"]
+    head = f"model {result['model']}, budget {result['budget']}"
+    lines = [
+        head,
+        f"{'system':<20} {'mode':<7} {'succeeded':>9} {'wall s':>7} {'said done, failed':>17}"
+        "  per task",
+    ]
+    for row in result["totals"].values():
+        mine = {
+            r["task"]: r
+            for r in result["runs"]
+            if r["system"] == row["system"] and r["mode"] == row["mode"]
+        }
+        cells = " ".join(
+            f"{n}={'ok' if mine[n]['success'] else 'no'}" for n in names if n in mine
+        )
+        lines.append(
+            f"{row['system']:<20} {row['mode']:<7} {row['succeeded']:>4} of {row['tasks']:<2} "
+            f"{row['wall_s']:>7.0f} {row['completed_but_failed']:>17}  {cells}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the suite on one model and print its table; the raw figures go to ``--out``."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="", help="a model setting; empty: the default model")
+    parser.add_argument("--modes", default=",".join(MODES), help="alone, checks or both")
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--tasks", default="", help="task names, comma-separated; empty: all")
+    parser.add_argument("--work", default="", help="folder for workspaces and threads")
+    parser.add_argument("--out", default="", help="write the raw figures here (JSON)")
+    args = parser.parse_args(argv)
+    chosen = [t for t in TASKS if not args.tasks or t.name in args.tasks.split(",")]
+    work = Path(args.work or f"/tmp/phasegraph-suite-{uuid.uuid4().hex[:6]}")
+    work.mkdir(parents=True, exist_ok=True)
+    result = run_suite(
+        work,
+        chosen,
+        lambda text: print(text, file=sys.stderr, flush=True),
+        model_name=args.model,
+        modes=[m for m in args.modes.split(",") if m],
+        systems=[s for s in args.systems.split(",") if s],
+    )
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=2), encoding="utf-8")
+    print(table(result))
+    print(f"workspaces and threads: {work}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -9,8 +9,9 @@ the largest prompt, simulated wall time and the codes each final answer reports;
 overhead per tool action against `create_react_agent` with `SqliteSaver`. The framework's own
 figures: SQLite bytes after 50, 100 and 200 steps (growth must be linear), a round of 8
 independent 200 ms tasks against one task, and listing and resuming at 10,000 threads. Last, with
-the embedded local model, phasegraph and `create_react_agent` on five workspace tasks, each with a
-checker (`bench.local_suite`; not in --quick, or with --no-local).
+the embedded local model, phasegraph and `create_react_agent` on twelve workspace tasks, each with
+a checker, with the request alone and with a caller's checks (`bench.local_suite`, which also runs
+on its own for any model; not in --quick, or with --no-local; --local-model picks the model).
 
 Each figure is printed with its target and a verdict; nothing here is a pass/fail test.
 """
@@ -34,7 +35,8 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from bench.compare import compare, measure, overhead
-from bench.local_suite import SYSTEMS, run_suite
+from bench.local_suite import run_suite
+from bench.local_suite import table as local_table
 from bench.sim import Latency
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
 from phasegraph.storage.database import sqlite_database
@@ -264,7 +266,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-local",
         action="store_true",
-        help="skip the embedded local model's task suite (about 12 minutes; --quick skips it)",
+        help="skip the embedded local model's task suite (about an hour on 2 cores; --quick "
+        "skips it)",
+    )
+    parser.add_argument(
+        "--local-model",
+        default="",
+        help="the model of the local suite (default: the default embedded model)",
     )
     args = parser.parse_args(argv)
     latency = Latency()
@@ -281,7 +289,11 @@ def main(argv: list[str] | None = None) -> int:
         growth = checkpoint_growth(work, [25, 50, 100] if args.quick else [50, 100, 200])
         parallel = parallel_round(work)
         many = many_threads(work, 1_000 if args.quick else 10_000)
-        local = None if args.quick or args.no_local else run_suite(work, progress=_progress)
+        local = (
+            None
+            if args.quick or args.no_local
+            else run_suite(work, progress=_progress, model_name=args.local_model)
+        )
     results = {
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{platform.machine()}, {platform.python_version()}, {platform.system()}",
@@ -311,24 +323,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _progress(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
-
-
-def local_table(r: dict[str, Any]) -> str:
-    """The local model suite: per system, tasks its checker accepted and wall time."""
-    names = list(dict.fromkeys(run["task"] for run in r["runs"]))
-    lines = [f"{'system (embedded local model)':<30} {'succeeded':>9} {'wall s':>7}  per task"]
-    for system in SYSTEMS:
-        mine = {run["task"]: run for run in r["runs"] if run["system"] == system}
-        cells = " ".join(
-            f"{name}={'ok' if mine[name]['success'] else 'no'}/{mine[name]['wall_s']:.0f}s"
-            for name in names
-        )
-        total = r[system]
-        lines.append(
-            f"{system:<30} {total['succeeded']:>4} of {total['tasks']:<2} {total['wall_s']:>7.0f}  "
-            f"{cells}"
-        )
-    return "\n".join(lines)
 
 
 def _row(rows: list[dict[str, Any]], system: str, actions: int) -> dict[str, Any]:
