@@ -10,10 +10,12 @@ many record codes the final answer gives.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,8 @@ from phasegraph import Context, build_graph
 # Levels per phase. A phase may estimate up to 4 rounds, but SPEC's stuck-phase check replans a
 # phase whose third round ends without completion, so a plan that fits the rules uses 3.
 ROUNDS_PER_PHASE = 3
+SHORT_PHASE_ROUNDS = 2
+"""Levels per phase in the overhead's second shape: several short phases of two rounds each."""
 
 
 def _levels(text: str) -> tuple[int, int]:
@@ -50,15 +54,20 @@ def _levels(text: str) -> tuple[int, int]:
     return int(first), int(last.split()[0].rstrip("."))
 
 
-def phasegraph_policy(task: ChainTask) -> Callable[[list[BaseMessage], str | None], AIMessage]:
-    """Phasegraph's stages, each answering from what its prompt shows."""
-    phases = math.ceil(task.levels / ROUNDS_PER_PHASE)
+def phasegraph_policy(
+    task: ChainTask, rounds_per_phase: int = ROUNDS_PER_PHASE
+) -> Callable[[list[BaseMessage], str | None], AIMessage]:
+    """Phasegraph's stages, each answering from what its prompt shows.
+
+    The phase plan gives each phase ``rounds_per_phase`` levels, one round each.
+    """
+    phases = math.ceil(task.levels / rounds_per_phase)
     replans = {"n": 0}
 
     def _phases_from(level: int, prefix: str) -> dict[str, Any]:
         spans = [
-            (a, min(task.levels, a + ROUNDS_PER_PHASE) - 1)
-            for a in range(level, task.levels, ROUNDS_PER_PHASE)
+            (a, min(task.levels, a + rounds_per_phase) - 1)
+            for a in range(level, task.levels, rounds_per_phase)
         ][:5]
         return {
             "phases": [
@@ -72,7 +81,7 @@ def phasegraph_policy(task: ChainTask) -> Callable[[list[BaseMessage], str | Non
                 }
                 for i, (a, b) in enumerate(spans)
             ],
-            "execution_strategy": "one level per round, eight reads at once",
+            "execution_strategy": f"one level per round, {task.chains} reads at once",
         }
 
     def answer(messages: list[BaseMessage], forced: str | None) -> AIMessage:
@@ -83,7 +92,7 @@ def phasegraph_policy(task: ChainTask) -> Callable[[list[BaseMessage], str | Non
             return forced_call(
                 forced,
                 {
-                    "core_goal": "Read every record of eight chains and report every code",
+                    "core_goal": f"Read every record of {task.chains} chains and report every code",
                     "requirements": [
                         f"start from the records {start}",
                         "read each chain to its end",
@@ -171,23 +180,23 @@ def run_phasegraph(
     task: ChainTask,
     saver: BaseCheckpointSaver[Any] | None,
     config: dict[str, Any],
+    rounds_per_phase: int = ROUNDS_PER_PHASE,
     **settings: Any,
 ) -> str:
     """Run the task through phasegraph; returns the written summary.
 
     ``settings`` are Context fields beyond the defaults (the prompt budget, say).
     """
-    graph = build_graph(
-        model=PolicyModel(policy=phasegraph_policy(task)), tools=[task.tool()], checkpointer=saver
-    )
+    model = PolicyModel(policy=phasegraph_policy(task, rounds_per_phase))
+    graph = build_graph(model=model, tools=[task.tool()], checkpointer=saver)
     out = graph.invoke(
         {"request": task.request},
         config,
         context=Context(
             review="none",
             max_steps=500,
-            max_parallel=WIDTH,
-            max_tasks_per_round=WIDTH,
+            max_parallel=task.width,
+            max_tasks_per_round=task.width,
             **settings,
         ),
     )
@@ -203,6 +212,44 @@ SYSTEMS: dict[str, Runner] = {
     "react": react.run,
     "plan_execute": plan_execute.run,
 }
+SHORT_PHASES = "phasegraph_short_phases"
+"""phasegraph in phases of two rounds each (the overhead's second shape)."""
+RUNNERS: dict[str, Runner] = SYSTEMS | {
+    SHORT_PHASES: functools.partial(run_phasegraph, rounds_per_phase=SHORT_PHASE_ROUNDS)
+}
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A run shape whose overhead per action is measured against ReAct's on the same task."""
+
+    system: str
+    """The phasegraph runner (`RUNNERS`)."""
+    width: int
+    """Chains of the task: the reads a round (a level) makes at once."""
+    levels: int
+    """Levels of the task: one round each."""
+    rounds_per_phase: int
+    """Rounds (levels) in each of phasegraph's phases."""
+
+    @property
+    def actions(self) -> int:
+        """Tool actions of the task."""
+        return self.width * self.levels
+
+
+def overhead_shapes(actions: int) -> dict[str, Shape]:
+    """The shapes of `overhead`, by the prefix of their figures.
+
+    ``phasegraph``: the comparison's chains, 8 reads a round in phases of three rounds.
+    ``short_phases``: several short phases of two rounds each, 4 reads a round (4 phases, 32
+    reads), where the work of each phase and each round (analysis, phase plan, plan, judge,
+    summary, every super-step's checkpoint) falls on fewer actions.
+    """
+    return {
+        "phasegraph": Shape("phasegraph", WIDTH, actions // WIDTH, ROUNDS_PER_PHASE),
+        "short_phases": Shape(SHORT_PHASES, 4, 8, SHORT_PHASE_ROUNDS),
+    }
 
 
 def measure(
@@ -214,13 +261,18 @@ def measure(
     record_tokens: int = 300,
     in_memory: bool = False,
     settings: dict[str, Any] | None = None,
+    width: int = WIDTH,
 ) -> dict[str, Any]:
     """One run of one system on a task of ``actions`` tool actions (SQLite checkpoints).
 
-    ``settings`` (phasegraph only) are Context fields its run uses beyond the defaults.
+    ``settings`` (phasegraph only) are Context fields its run uses beyond the defaults;
+    ``width`` is the task's number of chains, the reads a round (a level) makes at once.
     """
     task = ChainTask(
-        levels=actions // WIDTH, tool_seconds=tool_seconds, record_tokens=record_tokens
+        levels=actions // width,
+        width=width,
+        tool_seconds=tool_seconds,
+        record_tokens=record_tokens,
     )
     meter = Meter(latency)
     db = work / f"{system}-{actions}-{time.monotonic_ns()}.sqlite"
@@ -232,7 +284,7 @@ def measure(
             else stack.enter_context(SqliteSaver.from_conn_string(str(db)))
         )
         start = time.perf_counter()
-        runner = SYSTEMS[system]
+        runner = RUNNERS[system]
         if settings:
             if system != "phasegraph":
                 raise ValueError("settings are phasegraph's Context fields")
@@ -266,21 +318,33 @@ def compare(
 def overhead(actions: int, work: Path, repeats: int = 3) -> dict[str, Any]:
     """Framework time per tool action: a model and tools that take no time.
 
-    With SQLite checkpoints (the target), and in memory, which leaves the frameworks' own work:
-    the difference is what each one writes to the file. Runs alternate between the systems so
-    that a slow spell of the machine's disk falls on both; the best of ``repeats`` counts.
+    Each shape of `overhead_shapes` against `create_react_agent` on the same task. With SQLite
+    checkpoints (the target), and in memory, which leaves the frameworks' own work: the
+    difference is what each one writes to the file. Runs alternate between the systems so that
+    a slow spell of the machine's disk falls on all; the best of ``repeats`` counts.
     """
     free = Latency(0, 0, 0)
-    out: dict[str, Any] = {"actions": actions}
+    shapes = overhead_shapes(actions)
+    out: dict[str, Any] = {"actions": actions} | {
+        f"{prefix}_shape": dataclasses.asdict(shape) for prefix, shape in shapes.items()
+    }
+    runs = [(prefix, system) for prefix in shapes for system in (shapes[prefix].system, "react")]
     for label, in_memory in (("", False), ("_in_memory", True)):
-        times: dict[str, list[float]] = {"phasegraph": [], "react": []}
+        times: dict[tuple[str, str], list[float]] = {run: [] for run in runs}
         for _ in range(repeats):
-            for system, runs in times.items():
-                runs.append(measure(system, actions, free, work, in_memory=in_memory)["real_s"])
-        best = {system: min(runs) / actions for system, runs in times.items()}
-        out |= {
-            f"phasegraph_ms_per_action{label}": best["phasegraph"] * 1000,
-            f"react_ms_per_action{label}": best["react"] * 1000,
-            f"phasegraph_over_react{label}": best["phasegraph"] / best["react"],
-        }
+            for (prefix, system), took in times.items():
+                shape = shapes[prefix]
+                figures = measure(
+                    system, shape.actions, free, work, in_memory=in_memory, width=shape.width
+                )
+                took.append(figures["real_s"] / shape.actions)
+        for prefix, shape in shapes.items():
+            mine, react_s = min(times[prefix, shape.system]), min(times[prefix, "react"])
+            # the chains' ReAct figure keeps its old name
+            react_key = "react" if prefix == "phasegraph" else f"{prefix}_react"
+            out |= {
+                f"{prefix}_ms_per_action{label}": mine * 1000,
+                f"{react_key}_ms_per_action{label}": react_s * 1000,
+                f"{prefix}_over_react{label}": mine / react_s,
+            }
     return out

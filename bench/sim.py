@@ -4,10 +4,10 @@ The comparison puts phasegraph and two baselines built from LangGraph itself in 
 task, the same tool and the same kind of model, and counts what each architecture makes the model
 read. The pieces:
 
-- `ChainTask`: 8 chains of records, ``levels`` records long. Reading a record (the one tool,
-  ``read_record``) reveals the key of the next record in its chain, so the 8 reads of one level
-  can run at once but the next level must wait for them: a task of ``8 * levels`` tool actions in
-  ``levels`` dependent batches. Each record is about 300 tokens, like a small file.
+- `ChainTask`: 8 chains of records (``width``), ``levels`` records long. Reading a record (the
+  one tool, ``read_record``) reveals the key of the next record in its chain, so the 8 reads of
+  one level can run at once but the next level must wait for them: a task of ``8 * levels`` tool
+  actions in ``levels`` dependent batches. Each record is about 300 tokens, like a small file.
 - `PolicyModel`: a LangChain chat model whose answers come from a policy function. The policies
   (one per architecture) do the right thing with what the prompt shows: they find the next keys
   *in the prompt text*, so an architecture that drops what a later call needs pays for it with
@@ -40,7 +40,8 @@ from phasegraph import ScriptedChatModel
 from phasegraph.models.structured import forced_name
 
 WIDTH = 8
-"""Chains per task: the reads of one level are independent of each other."""
+"""Chains per task, by default: the reads of one level are independent of each other."""
+NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight")
 
 KEY = re.compile(r"\br(\d+)-(\d+)\b")
 END = "end of chain"
@@ -69,9 +70,10 @@ class Latency:
 
 @dataclass
 class ChainTask:
-    """Eight chains of ``levels`` records; reading one names the next."""
+    """``width`` (8) chains of ``levels`` records; reading one names the next."""
 
     levels: int
+    width: int = WIDTH
     tool_seconds: float = 0.0
     record_tokens: int = 300
     """About how long each record is, in tokens (a small file)."""
@@ -81,16 +83,16 @@ class ChainTask:
     @property
     def actions(self) -> int:
         """Tool actions a perfect run makes."""
-        return WIDTH * self.levels
+        return self.width * self.levels
 
     @property
     def request(self) -> str:
         """The request every architecture gets."""
-        start = ", ".join(key(0, j) for j in range(WIDTH))
+        start = ", ".join(key(0, j) for j in range(self.width))
         return (
-            f"Eight chains of records start at {start}. Each record names the next record of "
-            f"its chain. Read every record of every chain with read_record, to the end of each "
-            f"chain, and report the code of every record."
+            f"{self.chains.capitalize()} chains of records start at {start}. Each record names "
+            f"the next record of its chain. Read every record of every chain with read_record, "
+            f"to the end of each chain, and report the code of every record."
         )
 
     def record(self, name: str) -> str:
@@ -99,7 +101,7 @@ class ChainTask:
         if not match:
             raise ValueError(f"no record {name!r}")
         level, chain = int(match[1]), int(match[2])
-        if level >= self.levels or chain >= WIDTH:
+        if level >= self.levels or chain >= self.width:
             raise ValueError(f"no record {name!r}")
         following = key(level + 1, chain) if level + 1 < self.levels else END
         words = self.record_tokens * 130 // 300  # an 8-hex-digit word is about 2.3 tokens
@@ -113,7 +115,7 @@ class ChainTask:
 
         @tool
         def read_record(key: str) -> str:
-            """Read one record by its key (like r0-3); returns its code and the next key."""
+            """Read one record by its key (like r0-0); returns its code and the next key."""
             with self._lock:
                 self.reads.append(key)
             if self.tool_seconds:
@@ -124,7 +126,13 @@ class ChainTask:
 
     def complete(self) -> bool:
         """Whether every record was read at least once."""
-        return set(self.reads) >= {key(lv, j) for lv in range(self.levels) for j in range(WIDTH)}
+        wanted = {key(lv, j) for lv in range(self.levels) for j in range(self.width)}
+        return set(self.reads) >= wanted
+
+    @property
+    def chains(self) -> str:
+        """How many chains, in a word ("eight")."""
+        return NUMBERS[self.width] if self.width < len(NUMBERS) else str(self.width)
 
 
 def key(level: int, chain: int) -> str:
