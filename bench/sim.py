@@ -5,9 +5,10 @@ task, the same tool and the same kind of model, and counts what each architectur
 read. The pieces:
 
 - `ChainTask`: 8 chains of records (``width``), ``levels`` records long. Reading a record (the
-  one tool, ``read_record``) reveals the key of the next record in its chain, so the 8 reads of
-  one level can run at once but the next level must wait for them: a task of ``8 * levels`` tool
-  actions in ``levels`` dependent batches. Each record is about 300 tokens, like a small file.
+  one tool, ``read_record``, declared idempotent as a read is) reveals the key of the next record
+  in its chain, so the 8 reads of one level can run at once but the next level must wait for
+  them: a task of ``8 * levels`` tool actions in ``levels`` dependent batches. Each record is
+  about 300 tokens, like a small file.
 - `PolicyModel`: a LangChain chat model whose answers come from a policy function. The policies
   (one per architecture) do the right thing with what the prompt shows: they find the next keys
   *in the prompt text*, so an architecture that drops what a later call needs pays for it with
@@ -122,6 +123,8 @@ class ChainTask:
                 time.sleep(self.tool_seconds)
             return self.record(key)
 
+        # A read: running it again does no harm, as a user would declare it (SPEC 5).
+        read_record.metadata = {"idempotent": True}
         return read_record
 
     def complete(self) -> bool:

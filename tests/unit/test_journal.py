@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -116,3 +117,68 @@ def test_a_new_in_memory_checkpointer_never_inherits_an_old_journal(tools, tool_
         del graph, out
         gc.collect()
     assert len(tool_log.calls) == 20
+
+
+def journal_rows(db: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT key, state FROM phasegraph_tool_journal ORDER BY key")
+        return rows.fetchall()
+
+
+def test_an_idempotent_call_leaves_no_journal_entry(setup) -> None:
+    """Only calls that must not run twice are journalled (SPEC 5): a read needs no entry."""
+    calls, tools, db, journal = setup
+    out = run_once(db, tools, "fetch")
+    assert calls == ["x"]
+    assert out["rounds"][0]["results"][0]["status"] == "ok"
+    assert journal.get(KEY) is None
+    assert journal_rows(db) == []
+
+
+def test_an_idempotent_tool_never_replays_an_old_entry(setup) -> None:
+    """A finished entry (written before this rule) is not read: the idempotent call runs again."""
+    calls, tools, db, journal = setup
+    journal.start(KEY, "fetch", {"text": "x"})
+    journal.finish(KEY, {"task_id": "t1", "status": "ok", "output": "fetched earlier"})
+    out = run_once(db, tools, "fetch")
+    assert calls == ["x"]
+    assert out["rounds"][0]["results"][0]["output"] == "fetched x"
+
+
+MIXED = make_script(
+    phase_planner=[phases("p1")],
+    plan_tool_call=[round_plan(("a", "append", {"text": "a"}), ("f", "fetch", {"text": "f"}))],
+)
+
+
+def test_a_round_journals_its_non_idempotent_call_only(setup) -> None:
+    calls, tools, db, _ = setup
+    with SqliteSaver.from_conn_string(str(db)) as saver:
+        graph = build_graph(model=ScriptedChatModel(script=MIXED), tools=tools, checkpointer=saver)
+        out = graph.invoke({"request": "go"}, {"configurable": {"thread_id": "j"}})
+    assert sorted(calls) == ["a", "f"]
+    statuses = {r["task_id"]: r["status"] for r in out["rounds"][0]["results"]}
+    assert statuses == {"a": "ok", "f": "ok"}
+    assert journal_rows(db) == [(journal_key("j", "p1", 1, "a"), "finished")]
+
+
+def test_after_a_crash_mid_round_only_the_idempotent_call_runs_again(setup) -> None:
+    """The thread as a process killed mid-round leaves it: both calls started, no task written.
+
+    The non-idempotent call's journal entry says it started: it is reported "interrupted,
+    outcome unknown" and never run again; the idempotent one, which left no entry, runs again.
+    """
+    calls, tools, db, journal = setup
+    config = {"configurable": {"thread_id": "j"}}
+    with SqliteSaver.from_conn_string(str(db)) as saver:
+        graph = build_graph(model=ScriptedChatModel(script=MIXED), tools=tools, checkpointer=saver)
+        graph.invoke({"request": "go"}, config, interrupt_before=["run_task"])
+        assert graph.get_state(config).next == ("run_task", "run_task")
+        journal.start(journal_key("j", "p1", 1, "a"), "append", {"text": "a"})  # then killed
+        out = graph.invoke(None, config)
+    assert calls == ["f"]
+    results = {r["task_id"]: r for r in out["rounds"][0]["results"]}
+    assert results["a"]["status"] == "interrupted"
+    assert "outcome unknown" in results["a"]["output"]
+    assert results["f"]["status"] == "ok" and results["f"]["replayed"] is False
+    assert journal_rows(db) == [(journal_key("j", "p1", 1, "a"), "finished")]

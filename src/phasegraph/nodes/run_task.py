@@ -1,10 +1,12 @@
 """`run_task`: one tool execution, sent by `execute` (one step; SPEC sections 3 and 5).
 
 Each task is its own LangGraph task, so tasks of a wave run at the same time and a finished one
-is kept when the process dies. The tool journal covers the gap LangGraph leaves (see
-``phasegraph.storage.journal``): a finished execution is replayed, an interrupted non-idempotent
-one is reported, never silently re-run. The tool runs in its own thread so the per-task timeout
-holds even for a tool that ignores it.
+is kept when the process dies. A tool declared idempotent (``metadata={"idempotent": True}``)
+needs nothing more: if LangGraph runs its task again, it simply runs again. Every other tool's
+execution is journalled, which covers the gap LangGraph leaves (see
+``phasegraph.storage.journal``): a finished execution is replayed, an interrupted one is
+reported as "interrupted, outcome unknown", never silently re-run. The tool runs in its own
+thread so the per-task timeout holds even for a tool that ignores it.
 """
 
 from __future__ import annotations
@@ -51,27 +53,36 @@ def _run_with_timeout(
 
 
 def run_task(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
-    """Execute one task once, journalled; its result joins the round's results."""
+    """Execute one task once (journalled unless idempotent); its result joins the round's."""
     context = context_of(runtime)
     task, wave = state["task"], state["wave"]
-    key = journal_key(thread_id(), state["phase_id"], state["round_seq"], task["id"])
-    journal = deps.journal()
     tool = deps.tools_for(context)[task["tool"]]
-    entry = journal.get(key)
     emit(runtime, "task_started", task_id=task["id"], tool=task["tool"])
-    result: TaskResult
-    if entry and entry["state"] == "finished" and entry["result"]:
-        result = cast(TaskResult, {**entry["result"], "replayed": True})
-    elif entry and not is_idempotent(tool):
-        result = task_result(task, "interrupted", INTERRUPTED, wave=wave)
-        journal.finish(key, dict(result))
-    else:
-        journal.start(key, task["tool"], task["arguments"])
+
+    def execution() -> TaskResult:
         status, output, seconds = _run_with_timeout(
             tool, task, state["timeout_s"], context.max_output_chars
         )
-        result = task_result(task, cast(TaskOutcome, status), output, seconds, wave=wave)
-        journal.finish(key, dict(result))
+        return task_result(task, cast(TaskOutcome, status), output, seconds, wave=wave)
+
+    result: TaskResult
+    if is_idempotent(tool):
+        # Safe to run again: LangGraph's own task write keeps a finished call's result, and one
+        # whose write was lost (in flight at a crash) simply runs again. No journal entry.
+        result = execution()
+    else:
+        key = journal_key(thread_id(), state["phase_id"], state["round_seq"], task["id"])
+        journal = deps.journal()
+        entry = journal.get(key)
+        if entry and entry["state"] == "finished" and entry["result"]:
+            result = cast(TaskResult, {**entry["result"], "replayed": True})
+        elif entry:
+            result = task_result(task, "interrupted", INTERRUPTED, wave=wave)
+            journal.finish(key, dict(result))
+        else:
+            journal.start(key, task["tool"], task["arguments"])
+            result = execution()
+            journal.finish(key, dict(result))
     emit(
         runtime,
         "task_finished",

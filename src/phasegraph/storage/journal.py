@@ -2,13 +2,14 @@
 
 LangGraph keeps a finished task's result once its writes reach the checkpointer, but it re-runs a
 task that was in flight at a crash, and can re-run one that finished just before it (its writes
-are saved in the background). So every execution is also journalled under (thread, phase, round,
-task): ``started`` before the tool runs, ``finished`` with its result after. On a re-run, a
-finished entry is replayed; a started-but-unfinished one is re-run only when its tool is
-idempotent, and otherwise reported as "interrupted, outcome unknown".
+are saved in the background). For a tool declared idempotent (``metadata={"idempotent": True}``)
+that is harmless, and its calls are not journalled at all. Every execution of any other tool is
+journalled under (thread, phase, round, task): ``started`` before the tool runs, ``finished``
+with its result after. On a re-run, a finished entry is replayed; a started-but-unfinished one is
+reported as "interrupted, outcome unknown", never run again.
 
 With a SQLite or PostgreSQL checkpointer the journal is a table in the same database, committed
-before and after each execution; with any other checkpointer it lives in this process.
+before and after each such execution; with any other checkpointer it lives in this process.
 """
 
 from __future__ import annotations
