@@ -73,9 +73,9 @@ Tools you may use:
 
 #: What the fields of a planned task mean, said once in the plan's schema (its per-tool task
 #: forms are bare, see `phasegraph.nodes.plan.plan_parameters`).
-PLAN_TASK_FIELDS = """Each task: id (unique in the round, e.g. t1), purpose (why it helps the \
-phase goal), the tool and its arguments, depends_on (ids of tasks of this round that must finish \
-first)."""
+PLAN_TASK_FIELDS = """Each task: id (unique in the round, e.g. t1), the tool and its arguments, \
+depends_on (ids of tasks of this round that must finish first), purpose (why it helps the phase \
+goal)."""
 
 PHASE_CHECKS = """
 Checks this phase must make true, evaluated by code (the phase is not done while one fails):
@@ -94,6 +94,9 @@ EARLIER_PHASES = """Phases finished before this one:
 HISTORY = """
 What earlier rounds of this phase found:
 {rounds}"""
+
+#: How a prompt quotes a tool's output: data, never instructions (SPEC section 5).
+OUTPUT_OPEN, OUTPUT_CLOSE = "<tool-output>", "</tool-output>"
 
 REFLECTION = """
 Reflection (act on it): {note}"""

@@ -76,7 +76,7 @@ def test_the_judge_is_shown_what_changed_and_which_checks_fail(tmp_path: Path) -
     _, _, model = start(tmp_path, script(), ["contains:out.txt:hello"])
     judged = model.calls_of("judge_tasks")[0][-1].content
     assert "Files this phase has changed so far: out.txt (4 bytes, now 'nope')" in judged
-    assert "c1 contains:out.txt:hello: FAILS: out.txt holds 'nope', not 'hello'" in judged
+    assert "c1: out.txt must contain 'hello': FAILS: out.txt holds 'nope', not 'hello'" in judged
     # and nobody can be asked in this run: the judge is not offered ask_user
     [tools] = model.tools_of("judge_tasks")[0:1]
     parameters = tools[0]["function"]["parameters"]
@@ -172,7 +172,7 @@ def test_the_analysis_proposes_checks_for_what_the_request_names(tmp_path: Path)
     assert any("'rm' is not an allowed command" in n for n in notes)
     assert out["status"] == "completed"
     # the phase planner saw the kept check, and was asked to give it to a phase
-    assert "c1 matches:report.md:\\S" in model.calls_of("phase_planner")[0][-1].content
+    assert "c1: report.md must hold its content" in model.calls_of("phase_planner")[0][-1].content
 
 
 def test_caller_checks_come_first_and_an_analysis_copy_is_not_added(tmp_path: Path) -> None:
@@ -289,20 +289,27 @@ def test_a_write_planned_beside_a_read_waits_for_the_next_round(tmp_path: Path) 
     blind = round_plan(
         ("r", "read_file", {"path": "numbers.txt"}),
         ("w", "write_file", {"path": "sum.txt", "content": "0"}),
+        ("e", "run_command", {"argv": ["true"]}),
     )
     seen = round_plan(("w2", "write_file", {"path": "sum.txt", "content": "3"}))
-    steps = script(plan_tool_call=[blind, seen], judge_tasks=[judgement("continue_phase",
-                   completed=False, rate=0.5), DONE])  # fmt: skip
+    steps = script(
+        request_analyser=[{**ANALYSIS, "task_type": "coding"}],  # may run commands
+        plan_tool_call=[blind, seen],
+        judge_tasks=[judgement("continue_phase", completed=False, rate=0.5), DONE],
+    )
     out, _, model = start(tmp_path, steps, ["contains:sum.txt:3"])
     first = {r["task_id"]: r for r in out["rounds"][0]["results"]}
     assert first["r"]["status"] == "ok"
     assert first["w"]["status"] == "skipped"
-    assert first["w"]["output"].startswith("not run: planned beside reads (r)")
+    assert first["w"]["output"].startswith("not run: it was planned beside reads (r)")
+    assert first["e"]["status"] == "ok"  # a call that declares neither runs as planned
     assert out["rounds"][1]["results"][0]["status"] == "ok"
     assert (tmp_path / "sum.txt").read_text() == "3"
     assert out["status"] == "completed"
     # the next plan saw why, beside the read's output
-    assert "not run: planned beside reads (r)" in model.calls_of("plan_tool_call")[1][-1].content
+    later = model.calls_of("plan_tool_call")[1][-1].content
+    assert "not run: it was planned beside reads (r)" in later
+    assert 'w write_file({"path": "sum.txt"})' in later  # not its content: small models copy it
 
 
 def test_the_analysis_is_told_which_named_files_are_not_there_yet(tmp_path: Path) -> None:

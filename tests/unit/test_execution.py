@@ -247,9 +247,12 @@ def test_the_plan_schema_types_each_task_by_an_allowed_tool() -> None:
     nap = options[0]
     assert nap["properties"]["arguments"]["required"] == ["seconds", "label"]
     assert nap["properties"]["arguments"]["properties"]["seconds"] == {"type": "number"}
-    # the purpose is asked before the tool, and required, so an in-order decoder states it first
-    assert list(nap["properties"])[:4] == ["id", "purpose", "tool", "arguments"]
-    assert nap["required"] == ["id", "purpose", "tool", "arguments"]
+    # the call comes straight after the round's reasoning; its purpose after it, optional: asked
+    # first, the 1.5B model copied the first tool's description into it and picked that tool
+    assert list(nap["properties"]) == ["id", "tool", "arguments", "depends_on", "purpose"]
+    assert nap["required"] == ["id", "tool", "arguments"]
+    plan = model.tools_of("plan_tool_call")[0][0]["function"]["parameters"]
+    assert list(plan["properties"])[0] == "reasoning" and plan["required"][0] == "reasoning"
     assert all("justification" not in o["properties"] for o in options)
 
 

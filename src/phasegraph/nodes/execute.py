@@ -53,17 +53,18 @@ def task_result(
 def blind_writes(tasks: list[dict[str, Any]], tools: Mapping[str, BaseTool]) -> dict[str, str]:
     """The writes a round plans beside reads, each with why it waits for a round of its own.
 
-    A plan's arguments are fixed when it is made, so a file written beside a read cannot hold
-    what the read returns (small models wrote "file1, file2, file3" to files.md beside the
-    listing, and "0" to sum.txt beside reading the numbers). Such a write is not run; the next
-    plan has the reads' output and writes with it. Calls that declare nothing run as planned.
+    A plan's arguments are fixed when it is made, so a file written in the round that reads
+    cannot hold what the reads return: the 1.5B model wrote "file1, file2, file3" to files.md
+    beside the listing, and "0" to sum.txt beside reading the numbers, with or without a
+    depends_on between them. Such a write is not run; the next plan has the reads' output.
+    A round of writes alone runs as planned, and so does a call that declares neither.
     """
     readers = [t["id"] for t in tasks if t["tool"] in read_only(tools)]
     if not readers:
         return {}
     why = (
-        f"not run: planned beside reads ({', '.join(readers)}) whose output its arguments could "
-        "not use; plan it again next round, written from what they returned"
+        f"not run: it was planned beside reads ({', '.join(readers)}) whose output its "
+        "arguments could not hold; plan it alone next round, written from what they returned"
     )
     return {t["id"]: why for t in tasks if _writes(tools.get(t["tool"]))}
 

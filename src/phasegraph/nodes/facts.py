@@ -143,12 +143,32 @@ def _describe_file(space: Workspace, path: str) -> str:
 
 
 def check_lines(checks: Sequence[CheckRecord]) -> str:
-    """Checks with their latest results, one line each."""
-    return "\n".join(f"- {c['id']} {c['label']}: {_verdict(c)}" for c in checks)
+    """Checks with their latest results, one line each, in words."""
+    return "\n".join(f"- {c['id']}: {in_words(c)}: {_verdict(c)}" for c in checks)
+
+
+def in_words(check: Mapping[str, Any]) -> str:
+    """What a check asks, in words.
+
+    Prompts say this, not the label: shown ``matches:files.md:`` and its pattern, the 1.5B
+    model searched the workspace for that text instead of writing the file.
+    """
+    match check["kind"]:
+        case "exists":
+            return f"{check['path']} must exist"
+        case "contains":
+            return f"{check['path']} must contain {check['text']!r}"
+        case "matches" if check["pattern"] == HAS_TEXT:
+            return f"{check['path']} must hold its content (some text)"
+        case "matches":
+            return f"{check['path']} must match the pattern {check['pattern']!r}"
+        case _:
+            output = f" and print {check['expect']!r}" if check.get("expect") else ""
+            return f"the command {' '.join(check['argv'])!r} must succeed{output}"
 
 
 def still_to_do(check: CheckRecord) -> str:
-    """What a failing check asks of the work, as a step: "create files.md"."""
+    """What a failing check asks of the work, as a step: "write files.md ..."."""
     match check["kind"]:
         case "exists":
             return f"create {check['path']} ({check['detail']})"

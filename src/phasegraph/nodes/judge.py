@@ -29,7 +29,7 @@ from phasegraph.nodes.facts import (
 )
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import person_available
-from phasegraph.nodes.prompt_render import dump, fit_to_budget
+from phasegraph.nodes.prompt_render import dump, fit_to_budget, quoted
 from phasegraph.nodes.step_budget import budget_left, limits_of, retries_within_budget, round_limit
 from phasegraph.progress import emit
 from phasegraph.state import (
@@ -216,7 +216,7 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
                 "tool": r["tool"],
                 "arguments": truncate(dump(r["arguments"]), limit),
                 "status": r["status"],
-                "output": f"<tool-output>{truncate(r['output'], limit)}</tool-output>",
+                "output": quoted(truncate(r["output"], limit)),
             }
             for r in results
         ]

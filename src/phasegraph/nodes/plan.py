@@ -25,7 +25,14 @@ from phasegraph.nodes.deps import Deps, context_of, current_phase, phase_allowed
 from phasegraph.nodes.facts import check_lines, owned_checks, still_to_do
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.judge import close_phase
-from phasegraph.nodes.prompt_render import dump, fit_to_budget, recent_outcomes, tokens
+from phasegraph.nodes.prompt_render import (
+    dump,
+    fit_to_budget,
+    quoted,
+    recent_outcomes,
+    tokens,
+    unquoted,
+)
 from phasegraph.nodes.step_budget import (
     ROUND_MIN_STEPS,
     budget_spent,
@@ -82,7 +89,7 @@ def render_history(rounds: Sequence[RoundRecord], budget_tokens: int) -> str:
                 output = truncate(result["output"], limit)
                 lines.append(
                     f"  - {result['task_id']} {result['tool']}({_arguments(result, limit)}) "
-                    f"-> {result['status']}: <tool-output>{output}</tool-output>"
+                    f"-> {result['status']}: {quoted(output)}"
                 )
         return prompts.HISTORY.format(rounds="\n".join(lines))
 
@@ -126,10 +133,12 @@ def plan_parameters(tools: Sequence[BaseTool], *, askable: Sequence[str] = ()) -
     RoundPlan's own schema leaves a task's tool a free string and its arguments any object; a
     model that decodes under the schema's grammar then wrote the first listed tool with invented
     arguments (list_files with "output" for "write hello.txt"). Here a task is one of the
-    allowed tools, each with its own parameters, and its purpose is asked before its tool.
-    ``askable`` names the tools a task may ask a person for with a justification (the
-    tool-permission path of SPEC 5). Validation is still RoundPlan's, so a model that reads
-    this as a hint loses nothing.
+    allowed tools, each with its own parameters. The round's reasoning comes first; a task's
+    purpose comes after its call and is optional: asked before the tool, the 1.5B model wrote
+    the first tool's description as the purpose and then picked that tool, though its reasoning
+    had just said to write the file. ``askable`` names the tools a task may ask a person for with
+    a justification (the tool-permission path of SPEC 5). Validation is still RoundPlan's, so a
+    model that reads this as a hint loses nothing.
     """
     parameters = _round_plan_parameters()  # a fresh copy, this call's to edit
     if not tools:
@@ -138,20 +147,17 @@ def plan_parameters(tools: Sequence[BaseTool], *, askable: Sequence[str] = ()) -
     # The fields every option shares, bare: a copy of their descriptions in each option cost
     # about 100 prompt tokens per tool; the tasks array says once what they mean.
     text = {"type": "string", "minLength": 1}
-    shared = {
-        "id": text,
+    after = {
+        "depends_on": {"type": "array", "items": text},
         "purpose": text | _at_most(task["properties"]["purpose"]),
     }
     options: list[dict[str, Any]] = [
         {
             "type": "object",
-            "properties": shared
-            | {
-                "tool": {"const": tool.name},
-                "arguments": _arguments_schema(tool),
-                "depends_on": {"type": "array", "items": text},
-            },
-            "required": ["id", "purpose", "tool", "arguments"],
+            "properties": {"id": text, "tool": {"const": tool.name}}
+            | {"arguments": _arguments_schema(tool)}
+            | after,
+            "required": ["id", "tool", "arguments"],
         }
         for tool in tools
     ]
@@ -159,14 +165,10 @@ def plan_parameters(tools: Sequence[BaseTool], *, askable: Sequence[str] = ()) -
         options.append(
             {
                 "type": "object",
-                "properties": shared
-                | {
-                    "tool": {"enum": list(askable)},
-                    "arguments": {"type": "object"},
-                    "depends_on": {"type": "array", "items": text},
-                    "justification": text,
-                },
-                "required": ["id", "purpose", "tool", "arguments", "justification"],
+                "properties": {"id": text, "tool": {"enum": list(askable)}}
+                | {"arguments": {"type": "object"}, "justification": text}
+                | after,
+                "required": ["id", "tool", "arguments", "justification"],
             }
         )
     del parameters["$defs"]["Task"]
@@ -278,6 +280,10 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     )
     update: dict[str, Any] = call.counters(counted=True)
     round_plan = call.value or _insisting_plan(call.last_arguments, context)
+    if round_plan is not None:
+        for task in round_plan.tasks:
+            # a model copying quoted output into a file copies the quotes too
+            task.arguments = unquoted(task.arguments)
     if round_plan is None and stops_run("plan", call, state, keep=AFTER_PLAN):
         emit(runtime, "stage_failed", node="plan", reason=call.failure)
         return update | stage_failure("plan", call, state, keep=AFTER_PLAN)

@@ -13,6 +13,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
+from phasegraph import prompts
 from phasegraph.state import PhaseOutcome
 from phasegraph.tools.base import truncate
 
@@ -83,3 +84,23 @@ def request_facts(state: Mapping[str, Any]) -> str:
     request = dict(state.get("structured_request") or {})
     request.pop("check_notes", None)  # the analysis's bookkeeping, not the request
     return dump(request)
+
+
+def quoted(output: str) -> str:
+    """A tool's output as prompts quote it: marked as data, never instructions (SPEC 5)."""
+    return f"{prompts.OUTPUT_OPEN}{output}{prompts.OUTPUT_CLOSE}"
+
+
+def unquoted(value: Any) -> Any:
+    """``value`` with the quotes `quoted` adds taken out of every string in it.
+
+    They are phasegraph's own markup, never part of a file: the 1.5B model wrote files.md as
+    the quoted listing, quotes included.
+    """
+    if isinstance(value, str):
+        return value.replace(prompts.OUTPUT_OPEN, "").replace(prompts.OUTPUT_CLOSE, "")
+    if isinstance(value, dict):
+        return {key: unquoted(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [unquoted(item) for item in value]
+    return value

@@ -191,17 +191,17 @@ class Task(Result):
     """One tool call planned for a round."""
 
     id: str = Field(min_length=1, description="Unique id within the round, e.g. t1.")
-    # Before the tool: a model that decodes in order says what it wants done, then picks the
-    # tool for it (see `phasegraph.nodes.plan.plan_parameters`).
-    purpose: str = Field(
-        default="",
-        description="Why this call helps the phase goal.",
-        json_schema_extra=at_most(200),
-    )
     tool: str = Field(min_length=1, description="Name of one of the listed tools.")
     arguments: dict[str, Any] = Field(default_factory=dict, description="The tool's arguments.")
     depends_on: list[str] = Field(
         default_factory=list, description="Ids of tasks of this round that must finish first."
+    )
+    # After the call: the round's reasoning, written first, says what it wants done (see
+    # `phasegraph.nodes.plan.plan_parameters`).
+    purpose: str = Field(
+        default="",
+        description="Why this call helps the phase goal.",
+        json_schema_extra=at_most(200),
     )
     justification: str | None = Field(
         default=None, description="Only to ask a person for a tool outside the allowed list."
