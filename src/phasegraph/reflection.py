@@ -25,7 +25,10 @@ FAILURES_IN_A_ROW = 3  # 3 failed tasks in a row
 CHECKPOINTS = (1 / 3, 2 / 3)  # the step count crossing 1/3 and 2/3 of the budget
 
 EXECUTED = ("ok", "failed", "timeout", "interrupted")
-FAILED = ("failed", "timeout", "refused", "interrupted")
+FAILED = ("failed", "timeout", "refused")
+# A call a crash cut off (outcome unknown) says nothing about the plan: it neither extends a
+# failure streak nor breaks one, so a resumed run is not ended short for the kill.
+NEUTRAL = ("skipped", "interrupted")
 
 
 @dataclass(frozen=True)
@@ -98,12 +101,12 @@ def stuck_phase(window: Sequence[RoundRecord]) -> Fired | None:
 
 
 def consecutive_failures(window: Sequence[RoundRecord]) -> Fired | None:
-    """3 failed tasks in a row (failed, timed out, refused or interrupted)."""
+    """3 failed tasks in a row (failed, timed out or refused)."""
     streak: list[TaskResult] = []
     for result in _results(window):
         if result["status"] in FAILED:
             streak.append(result)
-        elif result["status"] != "skipped":
+        elif result["status"] not in NEUTRAL:
             streak = []
     if len(streak) >= FAILURES_IN_A_ROW:
         last = streak[-FAILURES_IN_A_ROW:]

@@ -90,6 +90,12 @@ class TestThresholds:
         fail = ("fail", {}, "failed")
         assert reflection.consecutive_failures([record(1, [fail, OK, fail, fail])]) is None
 
+    def test_consecutive_failures_ignore_calls_a_crash_interrupted(self) -> None:
+        fail, cut = ("fail", {}, "failed"), ("slow", {}, "interrupted")
+        assert reflection.consecutive_failures([record(1, [cut, cut, cut])]) is None
+        assert reflection.consecutive_failures([record(1, [fail, cut, fail])]) is None
+        assert reflection.consecutive_failures([record(1, [fail, cut, fail, cut, fail])])
+
     def test_long_task_at_one_third_then_two_thirds_once_each(self) -> None:
         assert reflection.long_task(9, 30, 0) is None
         assert reflection.long_task(10, 30, 0) is not None
