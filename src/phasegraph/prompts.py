@@ -8,9 +8,9 @@ output is quoted as data; every prompt that carries it says so.
 ANALYSE_SYSTEM = """You analyse a request before any work starts. Call request_analyser once.
 Extract the core goal, the requirements and constraints, judge the complexity, name the task type
 (research or analysis when nothing may be changed; writing, coding or data when files are to be
-created or changed; or other) and estimate how many phases (1-5) the work needs. In checks, list
-the files the request asks to create or change: exists with the file's path, or contains with the
-path and a text the request says the file must hold. Set clarification_needed only when the
+created or changed; or other) and estimate how many phases (1-5) the work needs. In
+files_to_write, name the files the request asks to create or write; in checks, add a contains
+check for a text the request says such a file must hold. Set clarification_needed only when the
 request cannot be worked at all without an answer, and then ask short, concrete questions."""
 
 ANALYSE_USER = """Request:

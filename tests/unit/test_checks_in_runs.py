@@ -318,3 +318,23 @@ def test_the_analysis_is_told_which_named_files_are_not_there_yet(tmp_path: Path
     _, _, model = start(tmp_path, script(), request=request)
     prompt = model.calls_of("request_analyser")[0][-1].content
     assert "Files the request names that are not in the workspace yet: sum.txt\n" in prompt
+
+
+def test_the_files_the_analysis_says_a_request_writes_become_checks(tmp_path: Path) -> None:
+    # A small model left `checks` empty for such a request, and the run was judged done with
+    # no file written; naming the files to write, from the names the request gives, it managed.
+    (tmp_path / "numbers.txt").write_text("1\n")
+    steps = script(
+        request_analyser=[{**ANALYSIS, "files_to_write": ["sum.txt"]}],
+        plan_tool_call=[round_plan(("w", "write_file", {"path": "sum.txt", "content": "1"}))],
+    )
+    request = "Read numbers.txt and write their sum to sum.txt."
+    out, _, model = start(tmp_path, steps, request=request)
+    assert [(c["label"], c["source"], c["passed"]) for c in out["checks"]] == [
+        ("matches:sum.txt:\\S", "analysis", True)
+    ]
+    # the schema offers only the new files the request names, and asks for them first
+    (spec,) = model.tools_of("request_analyser")[0]
+    parameters = spec["function"]["parameters"]
+    assert parameters["properties"]["files_to_write"]["items"] == {"enum": ["sum.txt"]}
+    assert parameters["required"][:2] == ["core_goal", "files_to_write"]

@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 
 from phasegraph import prompts
 from phasegraph.context import Context
-from phasegraph.models.structured import call_structured
+from phasegraph.models.structured import call_structured, function_spec
 from phasegraph.nodes.deps import Deps, context_of
 from phasegraph.nodes.facts import HAS_TEXT, evaluate_checks, number_checks
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
@@ -84,6 +84,23 @@ def named_new_files(request: str, context: Context) -> list[str]:
         except WorkspaceError:
             continue
     return found
+
+
+def analysis_parameters(new_files: list[str]) -> dict[str, Any]:
+    """The analysis's schema, asking first which of the named new files the request writes.
+
+    A small model left its checks empty for "write their sum to sum.txt" even when told the
+    file was not there yet, and the run was then judged done with no file written; choosing
+    from the names the request gives is easier than composing a check. Each name chosen becomes
+    a check that the file holds some text (see `proposed_checks`).
+    """
+    spec = function_spec("request_analyser", StructuredRequest)
+    parameters: dict[str, Any] = spec["function"]["parameters"]
+    if new_files:
+        parameters["properties"]["files_to_write"]["items"] = {"enum": new_files}
+    required = [r for r in parameters.get("required", []) if r != "core_goal"]
+    parameters["required"] = ["core_goal", "files_to_write", *required]
+    return parameters
 
 
 def new_files_line(request: str, context: Context) -> str:
@@ -210,6 +227,7 @@ def analyse(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
         StructuredRequest,
         messages,
         retries=context.max_parse_retries,
+        parameters=analysis_parameters(named_new_files(state["request"], context)),
     )
     update |= call.counters(counted=False)
     if stops_run("analyse", call, state):
@@ -222,7 +240,9 @@ def analyse(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
         update["fallbacks"] = [fallback("analyse", call, state, action)]
         emit(runtime, "stage_fallback", node="analyse", action=action)
     checks = caller_checks(list(state.get("checks") or []))
-    proposals = [c.model_dump() for c in request.checks]
+    proposals = [c.model_dump() for c in request.checks] + [
+        {"kind": "exists", "path": name} for name in request.files_to_write
+    ]
     added, notes = proposed_checks(
         proposals, state["request"], {c["label"] for c in checks}, context
     )

@@ -48,6 +48,10 @@ class StructuredRequest(Result):
         description="The goal of the request in one sentence.",
         json_schema_extra=at_most(400),
     )
+    files_to_write: list[str] = Field(
+        default_factory=list,
+        description="The files the request asks to create or write, by name; empty if none.",
+    )
     requirements: list[str] = Field(default_factory=list, description="What must be delivered.")
     constraints: list[str] = Field(default_factory=list, description="Limits the work must keep.")
     complexity: Literal["simple", "medium", "complex"] = Field(description="Overall difficulty.")
