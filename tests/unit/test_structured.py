@@ -211,10 +211,20 @@ def test_a_repeated_task_id_nothing_depends_on_is_numbered() -> None:
     assert [t.id for t in result.value.tasks] == ["t1", "t1-3", "t1-2"]
 
 
-def test_a_repeated_task_id_another_task_depends_on_is_asked_again() -> None:
-    plan = _tasks(("t1", []), ("t1", []), ("t2", ["t1"]))
+def test_a_dependency_on_a_repeated_task_id_means_the_tasks_of_that_id_before_it() -> None:
+    # the 1.5B planner gave both tasks of a round its phase's id, the write depending on it
+    traced = _tasks(("p1-2", []), ("p1-2", ["p1-2"]))
+    result, _ = call([traced], RoundPlan, "plan_tool_call", retries=0)
+    assert result.value is not None
+    assert [(t.id, t.depends_on) for t in result.value.tasks] == [
+        ("p1-2", []), ("p1-2-2", ["p1-2"])
+    ]  # fmt: skip
+    plan = _tasks(("t1", []), ("t1", []), ("t2", ["t1"]), ("t1", ["t1", "t2"]))
     result, _ = call([plan], RoundPlan, "plan_tool_call", retries=0)
-    assert "depends_on names repeated ids ['t1']" in result.errors[0]
+    assert result.value is not None
+    assert [(t.id, t.depends_on) for t in result.value.tasks] == [
+        ("t1", []), ("t1-2", []), ("t2", ["t1", "t1-2"]), ("t1-3", ["t1", "t1-2", "t2"])
+    ]  # fmt: skip
 
 
 def _phase(pid: str, dependencies: list[str] | None = None) -> dict[str, Any]:

@@ -253,20 +253,25 @@ class RoundPlan(Result):
         limit = min(int(ctx.get("max_tasks", MAX_TASKS_PER_ROUND)), MAX_TASKS_PER_ROUND)
         if len(tasks) > limit:
             raise ValueError(f"at most {limit} tasks per round, got {len(tasks)}")
-        # Within a round, depends_on decides what waits for what, so a dependency on a
-        # repeated id cannot be resolved by numbering and is sent back.
+        # Small models give every task of a round the same id (often the phase's) and name it
+        # in depends_on. Read the way a person would: a dependency on a repeated id means the
+        # tasks of that id listed before this one; the ids are then numbered apart.
         counts = Counter(t.id for t in tasks)
-        named = {d for t in tasks for d in t.depends_on if counts[d] > 1}
-        if named:
-            raise ValueError(
-                f"task ids must be unique; depends_on names repeated ids {sorted(named)}"
+        before: list[list[Task]] = []
+        for n, task in enumerate(tasks):
+            before.append(
+                [
+                    other
+                    for d in dict.fromkeys(task.depends_on)
+                    for other in (tasks[:n] if counts[d] > 1 else tasks)
+                    if other.id == d and other is not task
+                ]
             )
         number_repeated_ids(tasks, reserved=set())
-        ids = {t.id for t in tasks}
-        for task in tasks:
+        for task, waits_for in zip(tasks, before, strict=True):
             # As with phases: a name that is no other task of the round (small models put phase
             # ids and tool names here) orders nothing, so it is dropped, not sent back.
-            task.depends_on = [d for d in task.depends_on if d in ids and d != task.id]
+            task.depends_on = [other.id for other in waits_for]
         _reject_cycles(tasks)
         allowed = ctx.get("allowed_tools")
         if allowed is not None:
