@@ -338,3 +338,23 @@ def test_the_files_the_analysis_says_a_request_writes_become_checks(tmp_path: Pa
     parameters = spec["function"]["parameters"]
     assert parameters["properties"]["files_to_write"]["items"] == {"enum": ["sum.txt"]}
     assert parameters["required"][:2] == ["core_goal", "files_to_write"]
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("hello world", True),  # quoted in the request
+        ("42", True),  # one word the request gives
+        ("Write 'hello world' to out.txt", False),  # the request's words about the file
+        ("a greeting", False),  # a phrase of the request, not given in quotes
+        ("goodbye", False),  # not in the request at all
+    ],
+)
+def test_a_proposed_text_must_be_one_the_request_gives(
+    tmp_path: Path, text: str, kept: bool
+) -> None:
+    request = "Write 'hello world' to out.txt, a greeting, and 42 to n.txt"
+    proposal = {"kind": "contains", "path": "out.txt", "text": text}
+    steps = script(request_analyser=[{**ANALYSIS, "checks": [proposal]}])
+    out, _, _ = start(tmp_path, steps, request=request)
+    assert [c["label"] for c in out["checks"]] == ([f"contains:out.txt:{text}"] if kept else [])

@@ -149,8 +149,30 @@ def not_a_deliverable(check: dict[str, Any], request: str, space: Workspace) -> 
         return "a pattern is a guess about the result, not something the request gives"
     if (space.real_root / space.relative(path)).exists():
         return f"{path} is there before any work: an input, not a deliverable"
-    if check["kind"] == "contains" and " ".join(check["text"].casefold().split()) not in said:
-        return f"the request does not give the text {check['text']!r}"
+    if check["kind"] == "contains":
+        return not_given(check["text"], path, said)
+    return None
+
+
+#: Quotes a request may put around a text it gives: straight, typographic and backticks.
+QUOTES = ("'", '"', "`", "\u2018\u2019", "\u201c\u201d")
+
+
+def not_given(text: str, path: str, said: str) -> str | None:
+    """Why ``text`` is not a text the request gives for ``path`` to hold, if it is not.
+
+    Given means in the request, and either one word (a number, a name) or quoted there. The
+    1.5B model proposed that files.md must contain the whole request, "List the files ... to
+    files.md, one per line": words of the request about the file, not its content.
+    """
+    words = " ".join(text.casefold().split())
+    if words not in said:
+        return f"the request does not give the text {text!r}"
+    if path.casefold() in words:
+        return f"{text!r} is the request's words about {path}, not what it must hold"
+    quoted = any(f"{q[0]}{words}{q[-1]}" in said for q in QUOTES)
+    if " " in words and not quoted:
+        return f"{text!r} is a phrase of the request, not a text it gives in quotes"
     return None
 
 
