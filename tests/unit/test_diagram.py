@@ -1,0 +1,31 @@
+"""The README's graph diagram is the one the code draws (issue 22)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from phasegraph.graph.diagram import COMMAND, mermaid, readme_block, with_diagram
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_the_readme_diagram_is_the_compiled_graph() -> None:
+    shown = readme_block(README.read_text(encoding="utf-8"))
+    assert shown is not None, f"README.md has no graph diagram between the markers: {COMMAND}"
+    assert shown == mermaid(), f"README.md's graph diagram is out of date; run: {COMMAND}"
+
+
+def test_the_diagram_shows_the_pause_the_routers_and_the_way_out_of_an_error() -> None:
+    drawn = mermaid()
+    assert "human_review(human_review<hr/><small><em>__interrupt = before</em></small>)" in drawn
+    assert "judge -.-> replan;" in drawn and "replan -.-> plan;" in drawn  # conditional: dotted
+    assert "__default_error_handler__ -. &nbsp;a node raised&nbsp; .-> summarize;" in drawn
+    assert "summarize --> __end__;" in drawn
+
+
+def test_writing_replaces_only_the_block_between_the_markers() -> None:
+    text = readme_block("x")
+    assert text is None
+    page = README.read_text(encoding="utf-8")
+    redrawn = with_diagram(page.replace(mermaid(), "graph TD;\n"), mermaid())
+    assert redrawn == page
