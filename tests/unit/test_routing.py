@@ -78,6 +78,25 @@ class TestAfterPlan:
         s = state(current_plan=None, phase_index=1, step_count=8)
         assert routing.route_after_plan(s) == "summarize"
 
+    # The graph's plan node may have made the first wave already (nodes.round_start): the round
+    # then goes where execute would send it.
+    def test_a_first_wave_made_with_the_plan_goes_to_its_tasks(self) -> None:
+        item = {"task": {"id": "t1"}, "wave": 1}
+        sent = routing.route_after_plan(state(dispatch=[item]))
+        assert isinstance(sent, list) and [(s.node, s.arg) for s in sent] == [("run_task", item)]
+
+    def test_a_permission_asked_with_the_plan_goes_to_review(self) -> None:
+        s = state(pending_review={"kind": "tool_permission", "stage": "execute"})
+        assert routing.route_after_plan(s) == "human_review"
+
+    def test_a_round_settled_with_the_plan_goes_to_the_judge(self) -> None:
+        s = state(results=[{"task_id": "t1", "status": "refused"}])
+        assert routing.route_after_plan(s) == "judge"
+
+    def test_a_round_partly_settled_with_the_plan_goes_to_execute(self) -> None:
+        s = state(current_plan={"tasks": [{"id": "t1"}, {"id": "t2"}]}, results=[{"task_id": "t1"}])
+        assert routing.route_after_plan(s) == "execute"
+
 
 class TestAfterJudge:
     def test_rule1_budget_spent_wins_over_everything(self) -> None:

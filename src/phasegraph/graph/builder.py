@@ -34,8 +34,8 @@ from phasegraph.nodes import (
     human_review,
     judge,
     phase_plan,
-    plan,
     replan,
+    round_start,
     routing,
     run_task,
     summarize,
@@ -60,13 +60,13 @@ from phasegraph.tools.checks import validate_checks
 # an invocation takes at most about 1.5 super-steps per step: this limit is never the one reached.
 RECURSION_LIMIT = 2 * MAX_STEPS_LIMIT + 100
 
-NodeFn = Callable[[Any, Runtime[Context], Deps], dict[str, Any]]
+NodeFn = Callable[[Any, Runtime[Context], Deps], Any]
 
 
-def _bind(fn: NodeFn, deps: Deps) -> Callable[..., dict[str, Any]]:
+def _bind(fn: NodeFn, deps: Deps) -> Callable[..., Any]:
     """A node LangGraph can call (state, runtime) with the graph's dependencies bound."""
 
-    def node(state: State, *, runtime: Runtime[Context]) -> dict[str, Any]:
+    def node(state: State, *, runtime: Runtime[Context]) -> Any:
         return fn(state, runtime, deps)
 
     node.__name__ = fn.__name__
@@ -256,7 +256,8 @@ def build_graph(
     builder.set_node_defaults(error_handler=cast(Any, on_node_error))
     builder.add_node("analyse", _bind(analyse.analyse, deps))
     builder.add_node("phase_plan", _bind(phase_plan.phase_plan, deps))
-    builder.add_node("plan", _bind(plan.plan, deps))
+    # plan, then execute's first wave in the same super-step (see nodes.round_start)
+    builder.add_node("plan", _bind(round_start.plan_round, deps))
     builder.add_node("execute", _bind(execute.execute, deps))
     builder.add_node("run_task", _bind(run_task.run_task, deps), input_schema=TaskInput)
     builder.add_node("judge", _bind(judge.judge, deps))
@@ -267,7 +268,11 @@ def build_graph(
     builder.add_edge(START, "analyse")
     builder.add_conditional_edges("analyse", routing.route_after_analyse)
     builder.add_conditional_edges("phase_plan", routing.route_after_phase_plan)
-    builder.add_conditional_edges("plan", routing.route_after_plan)
+    builder.add_conditional_edges(
+        "plan",
+        routing.route_after_plan,
+        ["execute", "plan", "summarize", "human_review", "judge", "run_task"],
+    )
     builder.add_conditional_edges(
         "execute", routing.route_after_execute, ["human_review", "judge", "run_task"]
     )

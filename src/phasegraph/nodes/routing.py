@@ -49,10 +49,14 @@ def route_after_phase_plan(state: State) -> Literal["human_review", "plan", "sum
     return _plan_or_summarize(state)
 
 
-def route_after_plan(state: State) -> Literal["execute", "plan", "summarize"]:
+def route_after_plan(
+    state: State,
+) -> Literal["execute", "plan", "summarize", "human_review", "judge"] | list[Send]:
     """A round was planned -> execute; unless no step is left for a tool besides the judge's.
 
     A plan that never came ended its phase short (SPEC 1's fallback): the next phase, or the end.
+    When the graph's plan node has made the first wave already (`nodes.round_start`), the round
+    goes where `execute` would send it.
     """
     if _must_stop(state):
         return "summarize"
@@ -60,7 +64,18 @@ def route_after_plan(state: State) -> Literal["execute", "plan", "summarize"]:
         if state["phase_index"] >= len(state["phases"]):
             return "summarize"
         return _plan_or_summarize(state)
-    return "summarize" if budget_left(state) <= JUDGE_STEPS else "execute"
+    if budget_left(state) <= JUDGE_STEPS:
+        return "summarize"
+    return route_after_execute(state) if _first_wave_made(state) else "execute"
+
+
+def _first_wave_made(state: State) -> bool:
+    """Whether `execute` has run on the planned round: a wave, a permission asked, all settled."""
+    if state.get("dispatch") or (state.get("pending_review") or {}).get("stage") == "execute":
+        return True
+    tasks = (state.get("current_plan") or {}).get("tasks") or []
+    settled = {r["task_id"] for r in state.get("results") or []}
+    return bool(tasks) and all(t["id"] in settled for t in tasks)
 
 
 def route_after_execute(state: State) -> Literal["human_review", "judge"] | list[Send]:

@@ -1,0 +1,87 @@
+"""The graph's plan node makes the round's first wave in the same super-step (`round_start`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from phasegraph import Context, ScriptedChatModel, build_graph
+from phasegraph.nodes import execute, round_start
+
+from scripts import judgement, make_script, phases, round_plan
+
+TWO_ROUNDS = make_script(
+    phase_planner=[phases("p1", rounds=2)],
+    plan_tool_call=[
+        round_plan(("t1", "echo", {"text": "a"}), ("t2", "echo", {"text": "b"})),
+        round_plan(("t1", "echo", {"text": "c"})),
+    ],
+    judge_tasks=[judgement("continue_phase", completed=False, rate=0.5), judgement()],
+)
+
+
+def run(tools, script: dict[str, list[Any]], **settings: Any):
+    graph = build_graph(
+        model=ScriptedChatModel(script=script), tools=tools, checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": "r"}}
+    nodes = [
+        name
+        for chunk in graph.stream(
+            {"request": "go"}, config, context=Context(**settings), stream_mode="updates"
+        )
+        for name in chunk
+    ]
+    return graph.get_state(config).values, nodes, graph, config
+
+
+def test_a_round_is_plan_its_tasks_and_judge_one_checkpoint_each(tools, tool_log) -> None:
+    out, nodes, graph, config = run(tools, TWO_ROUNDS)
+    assert out["status"] == "completed"
+    assert nodes == [
+        "analyse", "phase_plan",
+        "plan", "run_task", "run_task", "judge",
+        "plan", "run_task", "judge",
+        "summarize",
+    ]  # fmt: skip
+    # one checkpoint per super-step: the input, 2 stages, 3 a round, the summary
+    assert len(list(graph.get_state_history(config))) == 1 + 2 + 3 * 2 + 1 + 1
+    assert [c[1]["text"] for c in tool_log.calls] == ["a", "b", "c"]
+    # the round's results and its wave are what execute would have made
+    assert [[r["wave"] for r in record["results"]] for record in out["rounds"]] == [[1, 1], [1]]
+    assert out["step_count"] == 1 + 2 * 2 + 3  # phase plan, plans and judges, three tools
+
+
+def test_a_first_wave_that_fails_is_made_again_by_the_execute_node(
+    tools, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plan is kept, and the error is recorded under execute's name, as before the merge."""
+
+    def failing(state, runtime, deps):
+        raise RuntimeError("execute broke")
+
+    monkeypatch.setattr(execute, "execute", failing)
+    out, nodes, _, _ = run(tools, TWO_ROUNDS)
+    assert nodes[:3] == ["analyse", "phase_plan", "plan"]
+    assert out["error"]["node"] == "execute" and "execute broke" in out["error"]["message"]
+    assert out["status"] == "failed"
+    assert out["current_plan"]["tasks"][0]["id"] == "t1"
+    assert out["llm_calls"] >= 3  # analyse, phase plan and the plan that was kept
+
+
+def test_the_planned_state_is_the_state_langgraph_applies() -> None:
+    state: dict[str, Any] = {
+        "results": [{"task_id": "old"}],
+        "step_count": 4,
+        "fallbacks": [{"stage": "judge"}],
+        "wave": 2,
+    }
+    update = {"results": [], "step_count": 1, "fallbacks": [{"stage": "plan"}], "wave": 0}
+    after = round_start.advanced(state, update)  # type: ignore[arg-type]
+    assert after["results"] == []  # a new round clears the last one's results
+    assert after["step_count"] == 5
+    assert after["fallbacks"] == [{"stage": "judge"}, {"stage": "plan"}]
+    assert after["wave"] == 0
+    assert state["step_count"] == 4  # the node's own state is left alone
