@@ -137,7 +137,7 @@ class Context:
         metadata={"description": "Seconds one model call may take."},
     )
     prompt_token_budget: int = field(
-        default_factory=_env("PROMPT_TOKEN_BUDGET", 3000, int),
+        default_factory=_env("PROMPT_TOKEN_BUDGET", 1500, int),
         metadata={
             "description": "Tokens a prompt's history may take: the latest two rounds in full, "
             "older ones by their judge summaries, tool outputs cut to fit."

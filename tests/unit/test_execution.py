@@ -448,6 +448,26 @@ def test_judge_prompt_fits_the_budget_with_eight_large_outputs(tools) -> None:
     assert len(out["rounds"][0]["results"][0]["output"]) == 20_000
 
 
+def test_at_the_default_budget_the_judge_sees_a_large_file_s_first_1200_chars(tmp_path) -> None:
+    # README (Settings) promises this much of one large file read in a round: the default
+    # history budget went down from 3,000 to 1,500 tokens on the condition that it stays so.
+    text = "\n".join(f"line {n:05d} " + "x" * 40 for n in range(2_000))  # about 100 KB
+    (tmp_path / "big.txt").write_text(text)
+    read = round_plan(("r", "read_file", {"path": "big.txt"}))
+    prompts = []
+    for budget in (Context().prompt_token_budget, 3000):
+        script = make_script(phase_planner=[phases("p1")], plan_tool_call=[read])
+        model = ScriptedChatModel(script=script)
+        graph = build_graph(model=model)
+        context = Context(workspace=str(tmp_path), prompt_token_budget=budget)
+        graph.invoke({"request": "go"}, context=context)
+        prompts.append(model.calls_of("judge_tasks")[0][-1].content)
+    as_shown = json.dumps(text)[1:-1]  # results reach the judge as JSON
+    assert json.dumps(text[:1200])[1:-1] in prompts[0]
+    assert json.dumps(text[:1300])[1:-1] not in prompts[0]
+    assert prompts[0] == prompts[1] and as_shown not in prompts[0]
+
+
 def test_a_new_phase_plans_with_what_the_earlier_phases_found(run) -> None:
     found = judgement()
     found["user_summary"] = "The key for the next phase is K-4711."
