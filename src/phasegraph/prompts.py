@@ -69,7 +69,7 @@ Round {round} of at most {round_limit}.
 
 Tools you may use:
 {tools}
-{history}{checks}{reflection}"""
+{workspace}{history}{checks}{reflection}"""
 
 #: What the fields of a planned task mean, said once in the plan's schema (its per-tool task
 #: forms are bare, see `phasegraph.nodes.plan.plan_parameters`).
@@ -120,7 +120,11 @@ Results of this round:
 JUDGE_FACTS = """
 Facts checked by code after this round:
 Files this phase has changed so far: {files}
-{checks}"""
+{workspace}{checks}"""
+
+#: The workspace's files as code lists them, for plans and judges (see `nodes.facts`).
+WORKSPACE_FILES = """Files in the workspace now (listed by code): {files}
+"""
 
 REPLAN_SYSTEM = """You revise the remaining plan of a piece of work. Call replanner once.
 Either status "replanned" with the new remaining phases (1-{max_phases}, ids not used before), or

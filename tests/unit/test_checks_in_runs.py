@@ -15,7 +15,16 @@ from phasegraph import Context, ScriptedChatModel, build_graph, resume
 from phasegraph.errors import CheckError
 from phasegraph.report import render
 
-from scripts import ANALYSIS, SUMMARY, judgement, phase, phases, round_plan
+from scripts import (
+    ANALYSIS,
+    SUMMARY,
+    ToolLog,
+    judgement,
+    make_tools,
+    phase,
+    phases,
+    round_plan,
+)
 
 WRITE_NOPE = round_plan(("w1", "write_file", {"path": "out.txt", "content": "nope"}))
 WRITE_HELLO = round_plan(("w2", "write_file", {"path": "out.txt", "content": "hello world"}))
@@ -358,3 +367,25 @@ def test_a_proposed_text_must_be_one_the_request_gives(
     steps = script(request_analyser=[{**ANALYSIS, "checks": [proposal]}])
     out, _, _ = start(tmp_path, steps, request=request)
     assert [c["label"] for c in out["checks"]] == ([f"contains:out.txt:{text}"] if kept else [])
+
+
+def test_plans_and_judges_are_shown_the_workspace_files_as_code_lists_them(
+    tmp_path: Path,
+) -> None:
+    # the 1.5B planner wrote "file1" ... "file173" into files.md without listing anything
+    for name in ("notes.txt", "todo.txt"):
+        (tmp_path / name).write_text("x")
+    (tmp_path / ".phasegraph").mkdir()
+    out, _, model = start(tmp_path, script(plan_tool_call=[WRITE_HELLO]))
+    plan_prompt = model.calls_of("plan_tool_call")[0][-1].content
+    judge_prompt = model.calls_of("judge_tasks")[0][-1].content
+    assert "Files in the workspace now (listed by code): notes.txt, todo.txt\n" in plan_prompt
+    # the judge sees the workspace after the round: the file it wrote is there
+    line = "Files in the workspace now (listed by code): notes.txt, out.txt, todo.txt\n"
+    assert line in judge_prompt
+    # a run without the workspace tools is not shown the folder it happens to run in
+    steps = script(plan_tool_call=[round_plan(("e", "echo", {"text": "hi"}))])
+    model = ScriptedChatModel(script=steps)
+    graph = build_graph(model=model, tools=make_tools(ToolLog()), builtin_tools=False)
+    graph.invoke({"request": "echo"}, context=Context(workspace=str(tmp_path)))
+    assert "Files in the workspace" not in model.calls_of("plan_tool_call")[0][-1].content

@@ -13,6 +13,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
+from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.state import CheckRecord, PhaseOutcome, State, TaskResult
 from phasegraph.tools.checks import evaluate
@@ -22,6 +23,8 @@ from phasegraph.tools.workspace import Workspace, WorkspaceError
 PREVIEW_CHARS = 160
 #: Changed files the judge is told about; more are counted.
 FILES_SHOWN = 8
+#: Workspace entries plans and judges are shown; more are counted.
+ENTRIES_SHOWN = 30
 
 FILE_KINDS = ("exists", "contains", "matches")
 #: The pattern of a file that holds some text (not only spaces): a deliverable's check.
@@ -140,6 +143,27 @@ def _describe_file(space: Workspace, path: str) -> str:
     text = data.decode("utf-8", errors="replace")
     more = "..." if size > len(data) else ""
     return f"{path} ({size} bytes, now {text!r}{more})"
+
+
+def workspace_files(context: Context, tools: Mapping[str, BaseTool]) -> str:
+    """What the workspace holds now, by code's own listing, when the run has the workspace tools.
+
+    Traced on the 1.5B model: asked to write the folder's file names to files.md, its first
+    plan wrote "file1" to "file173" without listing anything, and its judge, shown only what
+    was written, called it done. Shown the real names, a plan can write them and a judge can
+    see a made-up list for what it is; a strong model is spared a round of listing.
+    """
+    if "list_files" not in tools:
+        return ""
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    try:
+        entries = space.list_files(".").splitlines()
+    except (WorkspaceError, OSError):
+        return ""
+    entries = [e for e in entries if not e.startswith("[...") and " is empty" not in e]
+    shown = ", ".join(entries[:ENTRIES_SHOWN]) or "nothing"
+    more = f", and {len(entries) - ENTRIES_SHOWN} more" if len(entries) > ENTRIES_SHOWN else ""
+    return prompts.WORKSPACE_FILES.format(files=shown + more)
 
 
 def check_lines(checks: Sequence[CheckRecord]) -> str:

@@ -26,6 +26,7 @@ from phasegraph.nodes.facts import (
     describe_files,
     evaluate_checks,
     owned_checks,
+    workspace_files,
 )
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import person_available
@@ -196,9 +197,11 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     owned = [c for c in checks if c["id"] in owned_ids]
     failing = [c for c in owned if not c["passed"]]
     earlier = [r for record in phase_window(state) for r in record["results"]]
-    changed = changed_files([*earlier, *results], deps.tools_for(context))
+    available = deps.tools_for(context)
+    changed = changed_files([*earlier, *results], available)
     facts = prompts.JUDGE_FACTS.format(
         files=describe_files(changed, context),
+        workspace=workspace_files(context, available),
         checks=prompts.PHASE_CHECKS.format(checks=check_lines(owned)) if owned else "",
     )
     previous = state.get("judgement")
