@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import time
 from typing import Any
 
 from langchain_core.tools import BaseTool, tool
@@ -141,3 +142,59 @@ def rising_judgements(step: float = 0.01) -> Any:
         return judgement("continue_phase", completed=False, rate=min(0.99, step * count["n"]))
 
     return item
+
+
+def named_phase(pid: str, name: str, rounds: int = 1) -> dict[str, Any]:
+    return {**phase(pid, rounds), "name": name, "goal": f"{name.lower()} for the report"}
+
+
+def multi_phase_script() -> dict[str, list[Any]]:
+    """A run a person would want to look at: three phases, a failed task, a slow round, a
+    replan, a plan review and two checks, one of which fails at the end."""
+    return {
+        "request_analyser": [ANALYSIS],
+        "phase_planner": [
+            {
+                "phases": [named_phase("p1", "Gather", 2), named_phase("p2", "Draft", 2)],
+                "execution_strategy": "in order",
+            }
+        ],
+        "plan_tool_call": [
+            round_plan(
+                ("t1", "echo", {"text": "listing"}),
+                ("t2", "fail", {"reason": "disk is read-only"}),
+            ),
+            round_plan(
+                ("t1", "wait", {"seconds": 0.4}),
+                ("t2", "write_file", {"path": "out.txt", "content": "hello world"}),
+            ),
+            round_plan(("t1", "echo", {"text": "draft"})),
+            round_plan(("t1", "echo", {"text": "finish"})),
+        ],
+        "judge_tasks": [
+            judgement("continue_phase", completed=False, rate=0.4),
+            judgement(),
+            judgement(
+                "replan", completed=False, rate=0.2, failed_reason="the draft misses the notes"
+            ),
+            judgement(),
+        ],
+        "replanner": [{"status": "replanned", "phases": [named_phase("p3", "Finish")]}],
+        "summarizer": [SUMMARY],
+    }
+
+
+MULTI_PHASE_CHECKS = ["contains:out.txt:hello", "contains:out.txt:goodbye"]
+
+
+def make_slow_tools(log: ToolLog) -> list[BaseTool]:
+    """echo and fail, and wait, which takes the time it is given."""
+
+    @tool
+    def wait(seconds: float) -> str:
+        """Wait some seconds."""
+        log.calls.append(("wait", {"seconds": seconds}))
+        time.sleep(seconds)
+        return f"waited {seconds} s"
+
+    return [*make_tools(log), wait]

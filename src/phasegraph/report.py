@@ -1,20 +1,19 @@
-"""The run report: summary, highlights, per-phase results and statistics, as Markdown, HTML or JSON.
+"""The run report: summary, checks, a timeline of the run and statistics, as Markdown, HTML, JSON.
 
-Built from a thread's state alone, so it can be made for any thread at any time, paused or
-ended. The HTML is one self-contained file (no script, no external style or font) that renders
-the Markdown with compact spacing.
+Built from a thread's state, so it can be made for any thread at any time, paused or ended;
+given the thread's history (`phasegraph.run_history`) it also times each round with its model
+calls, charts model use by stage and places reviews and replans where they happened. The HTML
+(`phasegraph.report_html`) is one self-contained file: no script, no external style or font.
 """
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Mapping
 from typing import Any
 
-from markdown_it import MarkdownIt
-
 from phasegraph.errors import redact
+from phasegraph.report_html import BAD, html_page, round_seconds
 
 OUTPUT_PREVIEW = 300
 
@@ -44,39 +43,21 @@ def statistics(values: Mapping[str, Any]) -> dict[str, int]:
     }
 
 
-def build_report(thread_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
-    """The report of one thread as plain data (what ``--format json`` prints)."""
+def build_report(
+    thread_id: str, values: Mapping[str, Any], history: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The report of one thread as plain data (what ``--format json`` prints).
+
+    Args:
+        thread_id: The thread.
+        values: Its state.
+        history: What its checkpoints tell (`phasegraph.run_history.run_history`): model use
+            by stage, rounds' wall time, reviews and replans. Without it the report has no
+            stages, rounds are timed by their tools, and replans show where a judge or a
+            reflection asked for one.
+    """
     summary = values.get("summary") or {}
-    outcomes = {o["phase_id"]: o for o in values.get("phase_outcomes") or []}
-    phases = []
-    for phase in values.get("phases") or []:
-        rounds = [r for r in values.get("rounds") or [] if r.get("phase_id") == phase["id"]]
-        outcome = outcomes.get(phase["id"])
-        phases.append(
-            {
-                "id": phase["id"],
-                "name": phase["name"],
-                "goal": phase.get("goal", ""),
-                "ended_by": outcome["ended_by"] if outcome else "not run",
-                "completion_rate": outcome["completion_rate"] if outcome else 0.0,
-                "rounds": [
-                    {
-                        "round": r["round"],
-                        "judge": (r.get("judgement") or {}).get("user_summary", ""),
-                        "tasks": [
-                            {
-                                "task_id": t["task_id"],
-                                "tool": t["tool"],
-                                "status": t["status"],
-                                "output": redact(str(t.get("output", ""))[:OUTPUT_PREVIEW]),
-                            }
-                            for t in r.get("results", [])
-                        ],
-                    }
-                    for r in rounds
-                ],
-            }
-        )
+    timeline = _timeline(values, history or {})
     return {
         "thread_id": thread_id,
         "request": values.get("request", ""),
@@ -94,9 +75,121 @@ def build_report(thread_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
             if isinstance(c, Mapping) and "label" in c
         ],
         "fallbacks": [dict(f) for f in values.get("fallbacks") or []],
-        "phases": phases,
+        "before_rounds": timeline["before_rounds"],
+        "phases": timeline["phases"],
+        "glance": _glance(timeline["phases"]),
+        "stages": [dict(row) for row in (history or {}).get("stages") or []],
         "statistics": statistics(values),
     }
+
+
+def _timeline(values: Mapping[str, Any], history: Mapping[str, Any]) -> dict[str, Any]:
+    """Phases with their rounds, tasks, notes and the events after each round, in run order."""
+    outcomes = {o["phase_id"]: o for o in values.get("phase_outcomes") or []}
+    wall = history.get("round_seconds") or {}
+    events = list(history.get("events") or [])
+    seqs = {r.get("round_seq") for r in values.get("rounds") or []}
+    phases = []
+    for phase in values.get("phases") or []:
+        outcome = outcomes.get(phase["id"])
+        rounds = [
+            _round(r, values, wall, events, history_known=bool(history))
+            for r in values.get("rounds") or []
+            if r.get("phase_id") == phase["id"]
+        ]
+        phases.append(
+            {
+                "id": phase["id"],
+                "name": phase["name"],
+                "goal": phase.get("goal", ""),
+                "ended_by": outcome["ended_by"] if outcome else "not run",
+                "completion_rate": outcome["completion_rate"] if outcome else 0.0,
+                "rounds": rounds,
+                "tool_violations": [
+                    f"{v.get('tool')} ({v.get('task_id')}): {v.get('reason')}"
+                    for v in values.get("tool_violations") or []
+                    if v.get("phase_id") == phase["id"]
+                ],
+            }
+        )
+    return {
+        "phases": phases,
+        "before_rounds": [e for e in events if e.get("after_round_seq") not in seqs],
+    }
+
+
+def _round(
+    record: Mapping[str, Any],
+    values: Mapping[str, Any],
+    wall: Mapping[str, float],
+    events: list[dict[str, Any]],
+    history_known: bool,
+) -> dict[str, Any]:
+    judgement = record.get("judgement") or {}
+    results = list(record.get("results") or [])
+    where = (record.get("phase_id"), record.get("round"))
+    notes = []
+    if judgement.get("overridden"):
+        notes.append(f"code overrode the judge: {judgement['overridden']}")
+    notes += [
+        f"reflection {r.get('trigger')}: {r.get('reason')}"
+        for r in values.get("reflections") or []
+        if (r.get("phase_id"), r.get("round")) == where
+    ]
+    notes += [
+        f"{f.get('stage')} gave no usable answer; code {f.get('action')}"
+        for f in values.get("fallbacks") or []
+        if (f.get("phase_id"), f.get("round")) == where
+    ]
+    if not history_known and judgement.get("next_action") == "replan":
+        notes.append("the judge asked for a replan")
+    # Tasks of one wave run at once: a round's tool time is its slowest task of each wave.
+    waves: dict[int, float] = {}
+    for t in results:
+        wave = int(t.get("wave") or 0)
+        waves[wave] = max(waves.get(wave, 0.0), float(t.get("duration_s") or 0.0))
+    seconds = wall.get(str(record.get("round_seq")))
+    return {
+        "round": record["round"],
+        "round_seq": record.get("round_seq"),
+        "judge": judgement.get("user_summary", ""),
+        "completion_rate": judgement.get("phase_completion_rate"),
+        "next_action": judgement.get("next_action"),
+        "seconds": seconds,
+        "tool_seconds": round(sum(waves.values()), 3),
+        "notes": notes,
+        "events_after": [e for e in events if e.get("after_round_seq") == record.get("round_seq")],
+        "tasks": [
+            {
+                "task_id": t["task_id"],
+                "tool": t["tool"],
+                "status": t["status"],
+                "duration_s": float(t.get("duration_s") or 0.0),
+                "wave": t.get("wave"),
+                "replayed": bool(t.get("replayed")),
+                "arguments": redact(json.dumps(t.get("arguments", {}), ensure_ascii=False)),
+                "output": redact(str(t.get("output", ""))[:OUTPUT_PREVIEW]),
+            }
+            for t in results
+        ],
+    }
+
+
+def _glance(phases: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the eye should find first: the tasks that went wrong and the longest round."""
+    failed = [
+        {"phase_id": p["id"], "round": r["round"], **t}
+        for p in phases
+        for r in p["rounds"]
+        for t in r["tasks"]
+        if t["status"] in BAD
+    ]
+    rounds = [(round_seconds(r), p["id"], r["round"]) for p in phases for r in p["rounds"]]
+    longest = None
+    if len(rounds) > 1:  # with one round, "longest" says nothing
+        seconds, phase_id, number = max(rounds, key=lambda x: x[0])
+        longest = {"phase_id": phase_id, "round": number, "seconds": round(seconds, 3)}
+    return {"failed_tasks": failed, "longest_round": longest}
 
 
 def to_json(report: Mapping[str, Any]) -> str:
@@ -119,29 +212,23 @@ def _cell(text: object) -> str:
     return " ".join(str(text).split()).replace("|", "\\|").replace("`", "'")
 
 
-def to_markdown(report: Mapping[str, Any]) -> str:
-    """The report as Markdown."""
+def markdown_sections(report: Mapping[str, Any]) -> dict[str, str]:
+    """The Markdown report by section, in order; a section with nothing to say is empty."""
     stats = report["statistics"]
-    parts = [
+    head = [
         f"# Run report: {report['thread_id']}",
         f"**Request:** {report['request']}  \n**Status:** {report['status']}",
     ]
     if report.get("pending_review"):
-        parts.append(f"**Paused for:** {report['pending_review'].get('kind')}")
-    parts += [
-        "## Summary",
-        report["final_summary"] or "(the run has not ended yet)",
-        "## Highlights",
-        _bullets(report["highlights"]),
-    ]
-    if report["unfinished"]:
-        parts += ["## Unfinished", _bullets(report["unfinished"])]
-    if report["next_steps"]:
-        parts += ["## Next steps", _bullets(report["next_steps"])]
-    if report["shortfalls"]:
-        parts += ["## What fell short", _bullets(report["shortfalls"])]
-    if report["checks"]:
-        parts += [
+        head.append(f"**Paused for:** {report['pending_review'].get('kind')}")
+    sections = {
+        "head": head,
+        "summary": ["## Summary", report["final_summary"] or "(the run has not ended yet)"],
+        "highlights": ["## Highlights", _bullets(report["highlights"])],
+        "unfinished": ["## Unfinished", _bullets(report["unfinished"])],
+        "next_steps": ["## Next steps", _bullets(report["next_steps"])],
+        "shortfalls": ["## What fell short", _bullets(report["shortfalls"])],
+        "checks": [
             "## Checks",
             "| check | result | what code saw | phase | from |\n|---|---|---|---|---|\n"
             + "\n".join(
@@ -149,9 +236,8 @@ def to_markdown(report: Mapping[str, Any]) -> str:
                 f"| {c['phase_id'] or 'last'} | {c['source']} |"
                 for c in report["checks"]
             ),
-        ]
-    if report["fallbacks"]:
-        parts += [
+        ],
+        "fallbacks": [
             "## Decided by code",
             _bullets(
                 [
@@ -160,57 +246,87 @@ def to_markdown(report: Mapping[str, Any]) -> str:
                     for f in report["fallbacks"]
                 ]
             ),
-        ]
-    parts.append("## Phases")
+        ],
+        "phases": ["## Phases", *_phase_lines(report)],
+        "stages": [
+            "## Model use by stage",
+            "| stage | steps | LLM calls | prompt tokens | completion tokens | seconds |\n"
+            "|---|---|---|---|---|---|\n"
+            + "\n".join(
+                f"| {r['stage']} | {r['steps']} | {r['llm_calls']} | {r['prompt_tokens']} "
+                f"| {r['completion_tokens']} | {r['seconds']:.2f} |"
+                for r in report["stages"]
+            ),
+        ],
+        "statistics": [
+            "## Statistics",
+            "| phases | rounds | tasks ok | steps | LLM calls | prompt tokens "
+            "| completion tokens |\n|---|---|---|---|---|---|---|\n"
+            f"| {stats['phases_completed']}/{stats['phases']} | {stats['rounds']} "
+            f"| {stats['tasks_ok']}/{stats['tasks']} | {stats['steps']} | {stats['llm_calls']} "
+            f"| {stats['prompt_tokens']} | {stats['completion_tokens']} |",
+            f"Parse failures: {stats['parse_failures']}, reflections: {stats['reflections']}, "
+            f"tool violations: {stats['tool_violations']}.",
+        ],
+    }
+    # The summary and highlights are always there (they say when there is none); the rest only
+    # when they hold something.
+    optional = ("unfinished", "next_steps", "shortfalls", "checks", "fallbacks", "stages")
+    return {
+        key: "" if key in optional and not report[key] else "\n\n".join(parts)
+        for key, parts in sections.items()
+    }
+
+
+def _phase_lines(report: Mapping[str, Any]) -> list[str]:
+    parts = [_event_line(e) for e in report["before_rounds"]]
     for phase in report["phases"]:
         rate = f"{phase['completion_rate']:.0%}"
         parts.append(f"### {phase['name']} ({phase['id']}): {phase['ended_by']}, {rate}")
         parts.append(f"Goal: {phase['goal']}")
         for rnd in phase["rounds"]:
-            lines = [f"- Round {rnd['round']}: {rnd['judge']}"]
+            lines = [f"- Round {rnd['round']} ({round_seconds(rnd):.2f} s): {rnd['judge']}"]
             for task in rnd["tasks"]:
                 output = " ".join(task["output"].split())[:120]
-                lines.append(f"  - `{task['tool']}` {task['status']}: {output}")
+                lines.append(
+                    f"  - `{task['tool']}` {task['status']} ({task['duration_s']:.2f} s): {output}"
+                )
+            lines += [f"  - {note}" for note in rnd["notes"]]
+            lines += [f"- {_event_line(e)}" for e in rnd["events_after"]]
             parts.append("\n".join(lines))
-    parts += [
-        "## Statistics",
-        "| phases | rounds | tasks ok | steps | LLM calls | prompt tokens | completion tokens |\n"
-        "|---|---|---|---|---|---|---|\n"
-        f"| {stats['phases_completed']}/{stats['phases']} | {stats['rounds']} "
-        f"| {stats['tasks_ok']}/{stats['tasks']} | {stats['steps']} | {stats['llm_calls']} "
-        f"| {stats['prompt_tokens']} | {stats['completion_tokens']} |",
-        f"Parse failures: {stats['parse_failures']}, reflections: {stats['reflections']}, "
-        f"tool violations: {stats['tool_violations']}.",
-    ]
-    return "\n\n".join(parts) + "\n"
+    return parts
 
 
-_STYLE = """
-body { font: 15px/1.4 system-ui, sans-serif; max-width: 52rem; margin: 1.5rem auto;
-  padding: 0 1rem; color: #1d1d1f; }
-h1 { font-size: 1.5rem; margin: 0 0 .5rem; } h2 { font-size: 1.2rem; margin: 1.1rem 0 .3rem; }
-h3 { font-size: 1rem; margin: .8rem 0 .2rem; } p, ul, table { margin: .3rem 0; }
-ul { padding-left: 1.3rem; } li { margin: .1rem 0; }
-table { border-collapse: collapse; } th, td { border: 1px solid #ccc; padding: .2rem .5rem; }
-code { background: #f2f2f2; padding: 0 .2rem; border-radius: 3px; }
-"""
+def event_text(event: Mapping[str, Any]) -> str:
+    """A review or a replan from the run's history, as one line."""
+    if event.get("kind") == "replan":
+        return f"replan: {event.get('reason') or 'no reason given'}: {event.get('outcome')}"
+    waited = float(event.get("waited_s") or 0.0)
+    return f"review ({event.get('review')}): {event.get('action')}, after {waited:.1f} s"
+
+
+def _event_line(event: Mapping[str, Any]) -> str:
+    return f"*{_cell(event_text(event))}*"
+
+
+def to_markdown(report: Mapping[str, Any]) -> str:
+    """The report as Markdown."""
+    return "\n\n".join(text for text in markdown_sections(report).values() if text) + "\n"
 
 
 def to_html(report: Mapping[str, Any]) -> str:
-    """The report as one self-contained HTML page."""
-    # html=False: text from the model or a tool is escaped, never rendered as markup.
-    renderer = MarkdownIt("commonmark", {"html": False}).enable("table")
-    body = renderer.render(to_markdown(report))
-    title = html.escape(f"phasegraph report: {report['thread_id']}")
-    return (
-        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{title}</title><style>{_STYLE}</style></head>\n<body>\n{body}</body></html>\n"
-    )
+    """The report as one self-contained HTML page: the Markdown's sections, and pictures."""
+    return html_page(report, markdown_sections(report))
 
 
-def render(thread_id: str, values: Mapping[str, Any], fmt: str) -> str:
-    """The report of a thread in ``fmt``: md, html or json."""
-    report = build_report(thread_id, values)
+def render(
+    thread_id: str,
+    values: Mapping[str, Any],
+    fmt: str,
+    history: Mapping[str, Any] | None = None,
+) -> str:
+    """The report of a thread in ``fmt``: md, html or json (``history``: see `build_report`)."""
+    report = build_report(thread_id, values, history)
     if fmt == "json":
         return to_json(report)
     if fmt == "html":

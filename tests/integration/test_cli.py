@@ -102,6 +102,8 @@ def test_reports_in_three_formats(ws: Path) -> None:
     page = out.read_text()
     assert page.startswith("<!doctype html>") and "<script" not in page and "http" not in page
     assert "<h2>Statistics</h2>" in page and "<table>" in page
+    # the timeline, and the chart the thread's checkpoints make possible
+    assert "<h2>Timeline</h2>" in page and "<h2>Model use by stage</h2>" in page
 
 
 def test_a_wrong_answer_changes_nothing(ws: Path) -> None:

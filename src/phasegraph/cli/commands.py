@@ -33,6 +33,7 @@ from phasegraph.graph import PhaseGraph
 from phasegraph.models import describe_model, embedded_choice, model_from_context
 from phasegraph.report import render, statistics
 from phasegraph.review import resume
+from phasegraph.run_history import run_history
 from phasegraph.storage.thread_index import ThreadRow
 from phasegraph.tools.checks import validate_checks
 
@@ -238,9 +239,11 @@ def cmd_show(session: Session, out: Console) -> int:
 
 def cmd_report(session: Session, out: Console) -> int:
     """`phasegraph report`: the run report as Markdown, HTML or JSON."""
+    thread_id = session.args.thread
     with session.graph(create=False) as graph:
-        values = session.values(graph, session.args.thread)
-    text = render(session.args.thread, values, session.args.format)
+        values = session.values(graph, thread_id)
+        history = run_history(graph, thread_config(thread_id))
+    text = render(thread_id, values, session.args.format, history)
     if session.args.output:
         Path(session.args.output).write_text(text, encoding="utf-8")
         session.err.print(f"wrote {session.args.output}", markup=False, highlight=False)

@@ -1,0 +1,151 @@
+"""What a thread's checkpoints tell about its run that its latest state does not.
+
+The state keeps totals (steps, model calls, tokens) and what each round did, but not which stage
+spent what, how long a round took with its model calls, or where a review or a replan happened.
+Every super-step leaves a checkpoint, so consecutive checkpoints say exactly that: the nodes that
+ran between them, what the counters grew by, and the time between them. Reports and
+``phasegraph show`` use it; the run itself never reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any, Protocol
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import StateSnapshot
+
+# Stages in the order a run meets them; a chart lists them so.
+STAGE_ORDER = (
+    "analyse",
+    "phase_plan",
+    "plan",
+    "execute",
+    "run_task",
+    "judge",
+    "replan",
+    "human_review",
+    "summarize",
+)
+COUNTERS = ("step_count", "llm_calls", "prompt_tokens", "completion_tokens")
+ROUND_NODES = frozenset({"plan", "execute", "run_task", "judge"})
+
+
+class HasHistory(Protocol):
+    """A compiled graph with a checkpointer (anything with LangGraph's ``get_state_history``)."""
+
+    def get_state_history(self, config: RunnableConfig) -> Iterable[StateSnapshot]:
+        """Checkpoints of a thread, newest first."""
+        ...
+
+
+def run_history(graph: HasHistory, config: RunnableConfig) -> dict[str, Any]:
+    """Model use by stage, wall time by round, and reviews and replans where they happened.
+
+    Returns:
+        Plain data: ``stages`` (stage, steps, llm_calls, prompt_tokens, completion_tokens,
+        seconds), ``round_seconds`` (wall time of each round by its ``round_seq``, as a string
+        key, model calls included) and ``events`` (kind ``review`` or ``replan``, with
+        ``after_round_seq``: 0 before the first round).
+    """
+    snapshots = list(graph.get_state_history(config))[::-1]  # oldest first
+    return history_of(snapshots)
+
+
+def history_of(snapshots: list[StateSnapshot]) -> dict[str, Any]:
+    """`run_history` from checkpoints, oldest first."""
+    stages: dict[str, dict[str, Any]] = {}
+    round_seconds: dict[str, float] = {}
+    events: list[dict[str, Any]] = []
+    for before, after in zip(snapshots, snapshots[1:], strict=False):
+        names = sorted({task.name for task in before.tasks}) or sorted(before.next)
+        if not names or names == ["__start__"]:
+            continue
+        a, b = before.values or {}, after.values or {}
+        seconds = _seconds(before.created_at, after.created_at)
+        stage = "+".join(names)
+        empty = {"stage": stage, "seconds": 0.0, **dict.fromkeys(COUNTERS, 0)}
+        row = stages.setdefault(stage, empty)
+        for key in COUNTERS:
+            row[key] += max(0, int(b.get(key) or 0) - int(a.get(key) or 0))
+        if "human_review" in names:
+            events.append(_review(a, b, seconds))
+            continue  # time spent waiting for a person is no stage's work
+        row["seconds"] += seconds
+        if set(names) <= ROUND_NODES and b.get("round_seq"):
+            key = str(b["round_seq"])
+            round_seconds[key] = round_seconds.get(key, 0.0) + seconds
+        if "replan" in names:
+            events.append(_replan(a, b))
+    order = {name: i for i, name in enumerate(STAGE_ORDER)}
+    rows = sorted(stages.values(), key=lambda r: (order.get(r["stage"], len(order)), r["stage"]))
+    for row in rows:
+        row["steps"] = row.pop("step_count")
+        row["seconds"] = round(row["seconds"], 3)
+    return {
+        "stages": rows,
+        "round_seconds": {k: round(v, 3) for k, v in round_seconds.items()},
+        "events": events,
+    }
+
+
+def _seconds(start: str | None, end: str | None) -> float:
+    if not start or not end:
+        return 0.0
+    return max(0.0, (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds())
+
+
+def _phase_id(values: Mapping[str, Any]) -> str:
+    phases = values.get("phases") or []
+    index = int(values.get("phase_index") or 0)
+    return str(phases[index]["id"]) if index < len(phases) else ""
+
+
+def _review(a: Mapping[str, Any], b: Mapping[str, Any], seconds: float) -> dict[str, Any]:
+    """A review the run paused for, and how it was answered."""
+    pending = a.get("pending_review") or {}
+    answered = b.get("last_review") or {}
+    still = b.get("pending_review") or {}
+    if still.get("error"):
+        action = f"answer did not fit: {still['error']}"
+    else:
+        action = str(answered.get("action") or "answered")
+    return {
+        "kind": "review",
+        "review": str(pending.get("kind") or answered.get("kind") or "review"),
+        "action": action,
+        "after_round_seq": int(a.get("round_seq") or 0),
+        "phase_id": _phase_id(a),
+        "waited_s": round(seconds, 3),
+    }
+
+
+def _replan(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+    """A replan: why it ran (as the replan node reads it) and what came of it."""
+    judgement = a.get("judgement") or {}
+    reason = (
+        a.get("replan_reason")
+        or a.get("reflection_note")
+        or judgement.get("failed_reason")
+        or judgement.get("user_summary")
+        or ""
+    )
+    new_fallbacks = (b.get("fallbacks") or [])[len(a.get("fallbacks") or []) :]
+    if b.get("stop_reason") == "done" and b.get("final_response"):
+        outcome = "declared the work done"
+    elif any(f.get("stage") == "replan" for f in new_fallbacks):
+        outcome = "no usable answer: kept the remaining phases"
+    elif b.get("phases") != a.get("phases"):
+        index = int(b.get("phase_index") or 0)
+        names = [f"{p['id']} {p['name']}" for p in (b.get("phases") or [])[index:]]
+        outcome = "new phases: " + (", ".join(names) or "none")
+    else:
+        outcome = "no change"
+    return {
+        "kind": "replan",
+        "after_round_seq": int(a.get("round_seq") or 0),
+        "phase_id": _phase_id(a),
+        "reason": str(reason),
+        "outcome": outcome,
+    }

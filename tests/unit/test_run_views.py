@@ -1,0 +1,118 @@
+"""What a person looks at after a run (issue 22): its history from the checkpoints, the HTML
+report's glance, timeline and chart."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from phasegraph import Context, ScriptedChatModel, build_graph, resume
+from phasegraph.report import build_report, render
+from phasegraph.run_history import run_history
+
+from scripts import MULTI_PHASE_CHECKS, ToolLog, make_slow_tools, multi_phase_script
+
+CONFIG: Any = {"configurable": {"thread_id": "multi"}}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Three phases, a failed task, a slow round, a replan, a plan review, a failing check."""
+    workspace = tmp_path_factory.mktemp("ws")
+    graph = build_graph(
+        model=ScriptedChatModel(script=multi_phase_script()),
+        tools=make_slow_tools(ToolLog()),
+        builtin_tools=True,
+        checkpointer=InMemorySaver(),
+    )
+    context = Context(workspace=str(workspace), review="plan", extra_rounds_per_phase=0)
+    start = {"request": "Write a short report", "checks": MULTI_PHASE_CHECKS}
+    graph.invoke(start, CONFIG, context=context)
+    values = resume(graph, CONFIG, {"action": "approve"}, context=context)
+    return values, run_history(graph, CONFIG)
+
+
+def test_the_history_tells_each_stage_its_use_and_where_reviews_and_replans_were(
+    run: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    values, history = run
+    stages = {row["stage"]: row for row in history["stages"]}
+    assert list(stages)[:3] == ["analyse", "phase_plan", "plan"]
+    # every step, call and token of the run is some stage's
+    for key, total in (("steps", "step_count"), ("llm_calls", "llm_calls")):
+        assert sum(row[key] for row in stages.values()) == values[total]
+    assert sum(r["prompt_tokens"] for r in stages.values()) == values["prompt_tokens"]
+    assert stages["judge"]["llm_calls"] == 4 and stages["replan"]["llm_calls"] == 1
+    assert stages["run_task"]["llm_calls"] == 0 and stages["run_task"]["steps"] >= 5
+    # the round with the 0.4 s tool took longest, model calls included
+    seconds = history["round_seconds"]
+    assert sorted(seconds) == ["1", "2", "3", "4"] and max(seconds, key=seconds.get) == "2"
+    review, replan = history["events"]
+    assert review["kind"] == "review" and review["review"] == "plan_review"
+    assert review["action"] == "approve" and review["after_round_seq"] == 0
+    assert replan == {
+        "kind": "replan",
+        "after_round_seq": 3,
+        "phase_id": "p2",
+        "reason": "the draft misses the notes",
+        "outcome": "new phases: p3 Finish",
+    }
+
+
+def test_the_report_puts_the_failed_task_and_the_longest_round_first(
+    run: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    values, history = run
+    report = build_report("multi", values, history)
+    (failed,) = report["glance"]["failed_tasks"]
+    assert (failed["phase_id"], failed["round"], failed["tool"]) == ("p1", 1, "fail")
+    assert "disk is read-only" in failed["output"]
+    longest = report["glance"]["longest_round"]
+    assert (longest["phase_id"], longest["round"]) == ("p1", 2) and longest["seconds"] >= 0.4
+    p2 = report["phases"][1]
+    assert p2["ended_by"] == "replanned"
+    assert [e["kind"] for e in p2["rounds"][0]["events_after"]] == ["replan"]
+    assert [e["kind"] for e in report["before_rounds"]] == ["review"]
+    p3_notes = report["phases"][2]["rounds"][0]["notes"]
+    assert any("code overrode the judge" in note for note in p3_notes)
+    # the JSON carries the same, for other programs
+    data = json.loads(render("multi", values, "json", history))
+    assert data["glance"] == json.loads(json.dumps(report["glance"]))
+    assert [s["stage"] for s in data["stages"]] == [s["stage"] for s in history["stages"]]
+
+
+def test_the_html_page_has_the_glance_timeline_and_chart_and_stays_self_contained(
+    run: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    values, history = run
+    page = render("multi", values, "html", history)
+    assert "<script" not in page and "http" not in page and "@import" not in page
+    assert "At a glance: incomplete" in page and "<h2>Timeline</h2>" in page
+    assert "<h2>Model use by stage</h2>" in page and "@media print" in page
+    assert page.count('<tr id="round-p1-1-t2" class=failed>') == 1  # the failed task
+    assert page.count('class="round longest"') == 1 and 'id="round-p1-2"' in page
+    assert '<a href="#round-p1-1-t2">' in page and '<a href="#round-p1-2">' in page
+    assert "↻ replan</b> after p2: the draft misses the notes → new phases: p3 Finish" in page
+    assert "<b>review</b> (plan_review): approve" in page
+    # what existing readers rely on is still there
+    assert "<code>contains:out.txt:goodbye</code>" in page and "<strong>fails</strong>" in page
+    assert "<h2>Statistics</h2>" in page and "<h2>Summary</h2>" in page
+    md = render("multi", values, "md", history)
+    assert "## Model use by stage" in md and "*replan: the draft misses the notes" in md
+
+
+def test_without_history_rounds_are_timed_by_their_tools(
+    run: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    values, _ = run
+    report = build_report("multi", values)
+    assert report["stages"] == [] and report["before_rounds"] == []
+    rnd = report["phases"][0]["rounds"][1]
+    assert rnd["seconds"] is None and rnd["tool_seconds"] >= 0.4
+    assert report["glance"]["longest_round"]["round"] == 2
+    assert "the judge asked for a replan" in report["phases"][1]["rounds"][0]["notes"]
+    page = render("multi", values, "html")
+    assert "(tools)" in page and "Model use by stage" not in page
