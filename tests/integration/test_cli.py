@@ -104,6 +104,10 @@ def test_reports_in_three_formats(ws: Path) -> None:
     assert "<h2>Statistics</h2>" in page and "<table>" in page
     # the timeline, and the chart the thread's checkpoints make possible
     assert "<h2>Timeline</h2>" in page and "<h2>Model use by stage</h2>" in page
+    tree = cli("show", "r", "--tree", cwd=ws)
+    assert tree.returncode == 0, tree.stderr
+    assert tree.stdout.startswith("Thread r  completed  7/40 steps")
+    assert "├── ✓ p1 Survey  completed" in tree.stdout and "checks:" not in tree.stdout
 
 
 def test_a_wrong_answer_changes_nothing(ws: Path) -> None:

@@ -1,19 +1,22 @@
 """What a person looks at after a run (issue 22): its history from the checkpoints, the HTML
-report's glance, timeline and chart."""
+report's glance, timeline and chart, and the tree `phasegraph show` prints."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
+from rich.console import Console
 
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
+from phasegraph.cli.tree import run_tree
 from phasegraph.report import build_report, render
 from phasegraph.run_history import run_history
 
-from scripts import MULTI_PHASE_CHECKS, ToolLog, make_slow_tools, multi_phase_script
+from scripts import MULTI_PHASE_CHECKS, ToolLog, make_script, make_slow_tools, multi_phase_script
 
 CONFIG: Any = {"configurable": {"thread_id": "multi"}}
 
@@ -116,3 +119,37 @@ def test_without_history_rounds_are_timed_by_their_tools(
     assert "the judge asked for a replan" in report["phases"][1]["rounds"][0]["notes"]
     page = render("multi", values, "html")
     assert "(tools)" in page and "Model use by stage" not in page
+
+
+def test_show_draws_the_run_as_a_tree_with_failures_marked(
+    run: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    values, history = run
+    console = Console(record=True, width=140, color_system=None)
+    console.print(run_tree(build_report("multi", values, history), values["request"]))
+    text = console.export_text()
+    lines = text.splitlines()
+    assert lines[0].startswith("Thread multi  incomplete")
+    assert lines[2].startswith("├── ✗ p1 round 1, t2 fail: failed: RuntimeError: disk is read-only")
+    assert lines[3].startswith("├── ◷ longest round: p1 round 2")
+    assert "│   ├── round 1  " in text and "✗ 1 failed" in text
+    assert '│   │   ├── ✗ t2 fail {"reason": "disk is read-only"}  FAILED  ' in text
+    assert "round 2  " in text and "◷ longest" in text
+    assert "↻ replan: the draft misses the notes: new phases: p3 Finish" in text
+    assert "» review (plan_review): approve" in text
+    assert "└── checks: 1/2 pass" in text and "✗ contains:out.txt:goodbye: FAILS" in text
+
+
+def test_a_paused_run_shows_what_it_waits_for(tmp_path: Path) -> None:
+    graph = build_graph(
+        model=ScriptedChatModel(script=make_script()),
+        tools=make_slow_tools(ToolLog()),
+        checkpointer=InMemorySaver(),
+    )
+    values = graph.invoke({"request": "go"}, CONFIG, context=Context(review="plan"))
+    history = run_history(graph, CONFIG)
+    console = Console(record=True, width=120, color_system=None)
+    console.print(run_tree(build_report("multi", values, history), "go"))
+    text = console.export_text()
+    assert "waiting for a person: plan_review" in text and "p1. phase p1: finish p1" in text
+    assert "waiting for a person: plan_review" in render("multi", values, "html", history)

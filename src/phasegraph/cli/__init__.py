@@ -122,6 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     show = commands.add_parser("show", help="show a thread in detail")
     show.add_argument("thread", help="thread id")
     show.add_argument("--json", action="store_true", help="print the state as JSON")
+    show.add_argument(
+        "--tree", action="store_true", help="the tree even when stdout is not a terminal"
+    )
     _add_store_options(show)
 
     report = commands.add_parser("report", help="write a thread's run report")

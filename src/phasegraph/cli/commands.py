@@ -27,11 +27,12 @@ from phasegraph.cli.session import (
     UsageError,
     thread_config,
 )
+from phasegraph.cli.tree import run_tree
 from phasegraph.context import Context
 from phasegraph.errors import CheckError, redact
 from phasegraph.graph import PhaseGraph
 from phasegraph.models import describe_model, embedded_choice, model_from_context
-from phasegraph.report import render, statistics
+from phasegraph.report import build_report, render, statistics
 from phasegraph.review import resume
 from phasegraph.run_history import run_history
 from phasegraph.storage.thread_index import ThreadRow
@@ -227,13 +228,23 @@ def cmd_threads(session: Session, out: Console) -> int:
 
 
 def cmd_show(session: Session, out: Console) -> int:
-    """`phasegraph show`: everything about one thread."""
+    """`phasegraph show`: everything about one thread; a tree on a terminal (or with --tree)."""
+    thread_id = session.args.thread
+    as_tree = not session.args.json and (session.args.tree or out.is_terminal)
     with session.graph(create=False) as graph:
-        values = session.values(graph, session.args.thread)
+        values = session.values(graph, thread_id)
+        history = run_history(graph, thread_config(thread_id)) if as_tree else None
     if session.args.json:
         print(redact(json.dumps(values, indent=2, default=str)))
+    elif history is not None:
+        report = build_report(thread_id, values, history)
+        # the tree's guides only hold when rich wraps its long lines itself
+        tree = run_tree(report, values.get("request", ""))
+        out.print(tree, highlight=False, soft_wrap=False)
+        if values.get("final_summary"):
+            print_markdown(out, redact("## Summary\n\n" + values["final_summary"]))
     else:
-        print_markdown(out, show_text(session.args.thread, values))
+        print_markdown(out, show_text(thread_id, values))
     return EXIT_DONE
 
 

@@ -111,7 +111,7 @@ def review_prompt(thread_id: str, pending: Mapping[str, Any], db: str, default_d
 def print_markdown(out: Console, text: str) -> None:
     """Markdown, rendered on a terminal and written as it is when piped."""
     if out.is_terminal:
-        out.print(Markdown(text))
+        out.print(Markdown(text), soft_wrap=False)  # rich wraps at word ends, not the terminal
     else:  # piped: the Markdown itself, for the next program
         print(text)
 
