@@ -16,7 +16,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
 from phasegraph.report import render
-from phasegraph.run_history import run_history
+from phasegraph.report.history import run_history
 
 from scripts import MULTI_PHASE_CHECKS, ToolLog, make_script, make_slow_tools, multi_phase_script
 

@@ -14,7 +14,7 @@ from rich.console import Console
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
 from phasegraph.cli.tree import run_tree
 from phasegraph.report import build_report, render
-from phasegraph.run_history import run_history
+from phasegraph.report.history import run_history
 
 from scripts import MULTI_PHASE_CHECKS, ToolLog, make_script, make_slow_tools, multi_phase_script
 

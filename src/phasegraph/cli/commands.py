@@ -33,8 +33,8 @@ from phasegraph.errors import CheckError, redact
 from phasegraph.graph import PhaseGraph
 from phasegraph.models import describe_model, embedded_choice, model_from_context
 from phasegraph.report import build_report, render, statistics
+from phasegraph.report.history import run_history
 from phasegraph.review import resume
-from phasegraph.run_history import run_history
 from phasegraph.storage.thread_index import ThreadRow
 from phasegraph.tools.checks import validate_checks
 

@@ -16,7 +16,7 @@ from rich.tree import Tree
 from phasegraph.cli.render import pending_lines
 from phasegraph.errors import redact
 from phasegraph.report import event_text
-from phasegraph.report_html import BAD, round_seconds
+from phasegraph.report.html import BAD, round_seconds
 
 ARGUMENTS_SHOWN = 60
 OUTPUT_SHOWN = 80

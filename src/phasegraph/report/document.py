@@ -1,9 +1,9 @@
 """The run report: summary, checks, a timeline of the run and statistics, as Markdown, HTML, JSON.
 
 Built from a thread's state, so it can be made for any thread at any time, paused or ended;
-given the thread's history (`phasegraph.run_history`) it also times each round with its model
+given the thread's history (`phasegraph.report.history`) it also times each round with its model
 calls, charts model use by stage and places reviews and replans where they happened. The HTML
-(`phasegraph.report_html`) is one self-contained file: no script, no external style or font.
+(`phasegraph.report.html`) is one self-contained file: no script, no external style or font.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from phasegraph.errors import redact
-from phasegraph.report_html import BAD, html_page, round_seconds
+from phasegraph.report.html import BAD, html_page, round_seconds
 
 OUTPUT_PREVIEW = 300
 
@@ -51,7 +51,7 @@ def build_report(
     Args:
         thread_id: The thread.
         values: Its state.
-        history: What its checkpoints tell (`phasegraph.run_history.run_history`): model use
+        history: What its checkpoints tell (`phasegraph.report.history.run_history`): model use
             by stage, rounds' wall time, reviews and replans. Without it the report has no
             stages, rounds are timed by their tools, and replans show where a judge or a
             reflection asked for one.
