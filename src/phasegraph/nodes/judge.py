@@ -41,7 +41,7 @@ from phasegraph.state import (
     State,
     TaskResult,
 )
-from phasegraph.state.schemas import NEXT_ACTIONS
+from phasegraph.state.round_schemas import NEXT_ACTIONS
 from phasegraph.tools.base import truncate
 
 #: The least completion rate at which a judge's "phase completed" is taken.

@@ -2,15 +2,13 @@
 
 from phasegraph.state.checks import AnyCheck, Check
 from phasegraph.state.feedback import ACTIONS_BY_KIND, Feedback
+from phasegraph.state.round_schemas import Judgement, RoundPlan, Task
 from phasegraph.state.schemas import (
-    Judgement,
     Phase,
     PhasePlan,
     Replan,
-    RoundPlan,
     StructuredRequest,
     Summary,
-    Task,
 )
 from phasegraph.state.state import (
     CheckRecord,

@@ -3,7 +3,8 @@
 Everything in the state is plain JSON-like data (dicts, lists, strings, numbers) so that it
 round-trips through any checkpointer with ``LANGGRAPH_STRICT_MSGPACK=true``, through the LangGraph
 server and Studio's state editor alike. Stage results are stored as the ``model_dump()`` of their
-pydantic schema (see ``schemas.py``); records made by code have TypedDicts here.
+pydantic schema (see ``schemas.py`` and ``round_schemas.py``); records made by code have
+TypedDicts here.
 
 Counters that several writers may bump in one step use an ``operator.add`` reducer, so nodes
 return what they spent, not a new total.
