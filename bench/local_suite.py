@@ -415,6 +415,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", default="", help="folder for workspaces and threads")
     parser.add_argument("--out", default="", help="write the raw figures here (JSON)")
     args = parser.parse_args(argv)
+    # A misspelt name would otherwise cost a long run before it shows as an error per task.
+    for option, given, known in (
+        ("--modes", args.modes, MODES),
+        ("--systems", args.systems, tuple(SYSTEMS)),
+        ("--tasks", args.tasks, tuple(t.name for t in TASKS)),
+    ):
+        unknown = [name for name in given.split(",") if name and name not in known]
+        if unknown:
+            parser.error(f"{option}: unknown {', '.join(unknown)}; known: {', '.join(known)}")
     chosen = [t for t in TASKS if not args.tasks or t.name in args.tasks.split(",")]
     work = Path(args.work or f"/tmp/phasegraph-suite-{uuid.uuid4().hex[:6]}")
     work.mkdir(parents=True, exist_ok=True)

@@ -47,3 +47,18 @@ def test_the_quick_benchmark_runs_and_writes_its_figures(tmp_path: Path) -> None
     assert "prompt_token_budget 3,000" in done.stdout
     assert figures["overhead"]["react_ms_per_action"] > 0
     assert figures["overhead"]["phasegraph_ms_per_action_in_memory"] > 0
+
+
+def test_the_local_suite_refuses_a_name_it_does_not_know_before_running_anything(
+    tmp_path: Path,
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.local_suite", "--systems", "react", "--work", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert "--systems: unknown react; known: phasegraph, create_react_agent" in done.stderr
+    assert list(tmp_path.iterdir()) == []  # no workspace made, no model loaded
