@@ -48,7 +48,9 @@ def test_a_round_is_plan_its_tasks_and_judge_one_checkpoint_each(tools, tool_log
     ]  # fmt: skip
     # one checkpoint per super-step: the input, 2 stages, 3 a round, the summary
     assert len(list(graph.get_state_history(config))) == 1 + 2 + 3 * 2 + 1 + 1
-    assert [c[1]["text"] for c in tool_log.calls] == ["a", "b", "c"]
+    # a and b run at once (in either order), c in the next round
+    texts = [c[1]["text"] for c in tool_log.calls]
+    assert sorted(texts[:2]) == ["a", "b"] and texts[2:] == ["c"]
     # the round's results and its wave are what execute would have made
     assert [[r["wave"] for r in record["results"]] for record in out["rounds"]] == [[1, 1], [1]]
     assert out["step_count"] == 1 + 2 * 2 + 3  # phase plan, plans and judges, three tools
