@@ -69,7 +69,7 @@ Round {round} of at most {round_limit}.
 
 Tools you may use:
 {tools}
-{workspace}{history}{checks}{reflection}"""
+{workspace}{named}{history}{checks}{reflection}"""
 
 #: What the fields of a planned task mean, said once in the plan's schema (its per-tool task
 #: forms are bare, see `phasegraph.nodes.plan.plan_parameters`).
@@ -120,7 +120,11 @@ Results of this round:
 JUDGE_FACTS = """
 Facts checked by code after this round:
 Files this phase has changed so far: {files}
-{workspace}{checks}"""
+{workspace}{named}{checks}"""
+
+#: The files a request names, as code reads them now (see `nodes.facts.request_files`).
+REQUEST_FILES = """Files the request names, as they are now (read by code): {files}
+"""
 
 #: The workspace's files as code lists them, for plans and judges (see `nodes.facts`).
 WORKSPACE_FILES = """Files in the workspace now (listed by code): {files}

@@ -300,7 +300,11 @@ def test_a_write_planned_beside_a_read_waits_for_the_next_round(tmp_path: Path) 
         ("w", "write_file", {"path": "sum.txt", "content": "0"}),
         ("e", "run_command", {"argv": ["true"]}),
     )
-    seen = round_plan(("w2", "write_file", {"path": "sum.txt", "content": "3"}))
+    # once the phase has read, a write beside another read runs: its plan had the output
+    seen = round_plan(
+        ("r2", "read_file", {"path": "numbers.txt"}),
+        ("w2", "write_file", {"path": "sum.txt", "content": "3"}),
+    )
     steps = script(
         request_analyser=[{**ANALYSIS, "task_type": "coding"}],  # may run commands
         plan_tool_call=[blind, seen],
@@ -312,7 +316,7 @@ def test_a_write_planned_beside_a_read_waits_for_the_next_round(tmp_path: Path) 
     assert first["w"]["status"] == "skipped"
     assert first["w"]["output"].startswith("not run: it was planned beside reads (r)")
     assert first["e"]["status"] == "ok"  # a call that declares neither runs as planned
-    assert out["rounds"][1]["results"][0]["status"] == "ok"
+    assert [r["status"] for r in out["rounds"][1]["results"]] == ["ok", "ok"]
     assert (tmp_path / "sum.txt").read_text() == "3"
     assert out["status"] == "completed"
     # the next plan saw why, beside the read's output
@@ -353,16 +357,18 @@ def test_the_files_the_analysis_says_a_request_writes_become_checks(tmp_path: Pa
     ("text", "kept"),
     [
         ("hello world", True),  # quoted in the request
-        ("42", True),  # one word the request gives
+        ("42", False),  # a word of the request, maybe an input: only quoted texts are given
+        ("'42'", False),  # quotes are not part of the text
         ("Write 'hello world' to out.txt", False),  # the request's words about the file
         ("a greeting", False),  # a phrase of the request, not given in quotes
+        ("ok", True),  # quoted
         ("goodbye", False),  # not in the request at all
     ],
 )
 def test_a_proposed_text_must_be_one_the_request_gives(
     tmp_path: Path, text: str, kept: bool
 ) -> None:
-    request = "Write 'hello world' to out.txt, a greeting, and 42 to n.txt"
+    request = "Write 'hello world' to out.txt, a greeting, and 42 to n.txt, or \u201cok\u201d"
     proposal = {"kind": "contains", "path": "out.txt", "text": text}
     steps = script(request_analyser=[{**ANALYSIS, "checks": [proposal]}])
     out, _, _ = start(tmp_path, steps, request=request)
@@ -389,3 +395,21 @@ def test_plans_and_judges_are_shown_the_workspace_files_as_code_lists_them(
     graph = build_graph(model=model, tools=make_tools(ToolLog()), builtin_tools=False)
     graph.invoke({"request": "echo"}, context=Context(workspace=str(tmp_path)))
     assert "Files in the workspace" not in model.calls_of("plan_tool_call")[0][-1].content
+
+
+def test_plans_and_judges_are_shown_the_files_the_request_names_as_they_are(
+    tmp_path: Path,
+) -> None:
+    # the 1.5B planner wrote 1234567890 to sum.txt without reading numbers.txt
+    (tmp_path / "numbers.txt").write_text("17\n25\n8\n")
+    request = "Read numbers.txt and write their sum to sum.txt (not ../secret.txt)."
+    write = round_plan(("w", "write_file", {"path": "sum.txt", "content": "50"}))
+    steps = script(plan_tool_call=[write])
+    _, _, model = start(tmp_path, steps, request=request)
+    plan_prompt = model.calls_of("plan_tool_call")[0][-1].content
+    judge_prompt = model.calls_of("judge_tasks")[0][-1].content
+    before = "numbers.txt (8 bytes, now '17\\n25\\n8\\n'); sum.txt (not there)\n"
+    after = "numbers.txt (8 bytes, now '17\\n25\\n8\\n'); sum.txt (2 bytes, now '50')\n"
+    assert "Files the request names, as they are now (read by code): " + before in plan_prompt
+    assert "Files the request names, as they are now (read by code): " + after in judge_prompt
+    assert "secret" not in plan_prompt.split("Files the request names")[1]

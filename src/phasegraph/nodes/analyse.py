@@ -8,7 +8,6 @@ not already hold before any work: otherwise it would check the model's guess, no
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -18,7 +17,7 @@ from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.models.structured import call_structured, function_spec
 from phasegraph.nodes.deps import Deps, context_of
-from phasegraph.nodes.facts import HAS_TEXT, evaluate_checks, number_checks
+from phasegraph.nodes.facts import HAS_TEXT, evaluate_checks, named_files, number_checks
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import person_available
 from phasegraph.nodes.step_budget import limits_from
@@ -69,15 +68,11 @@ def initial_values(context: Context) -> dict[str, Any]:
     }
 
 
-# A file name as requests write one: a name with a short extension, perhaps under folders.
-_FILE_NAME = re.compile(r"(?<![\w/.:-])((?:[\w-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{1,7})(?![\w/])")
-
-
 def named_new_files(request: str, context: Context) -> list[str]:
     """File names the request mentions that are not in the workspace: likely deliverables."""
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     found = []
-    for name in dict.fromkeys(m.group(1) for m in _FILE_NAME.finditer(request)):
+    for name in named_files(request):
         try:
             if not (space.real_root / space.relative(name)).exists():
                 found.append(name)
@@ -161,18 +156,19 @@ QUOTES = ("'", '"', "`", "\u2018\u2019", "\u201c\u201d")
 def not_given(text: str, path: str, said: str) -> str | None:
     """Why ``text`` is not a text the request gives for ``path`` to hold, if it is not.
 
-    Given means in the request, and either one word (a number, a name) or quoted there. The
-    1.5B model proposed that files.md must contain the whole request, "List the files ... to
-    files.md, one per line": words of the request about the file, not its content.
+    Given means quoted in the request. The 1.5B model proposed that files.md must contain the
+    whole request ("List the files ... to files.md, one per line": its words about the file),
+    and that errors.txt, where the count of lines holding ERROR was to go, must contain
+    "ERROR": a word of the request, not what the file must hold. A wrong check blocks right
+    work; a file the request asks to write is still checked for some text.
     """
     words = " ".join(text.casefold().split())
     if words not in said:
         return f"the request does not give the text {text!r}"
     if path.casefold() in words:
         return f"{text!r} is the request's words about {path}, not what it must hold"
-    quoted = any(f"{q[0]}{words}{q[-1]}" in said for q in QUOTES)
-    if " " in words and not quoted:
-        return f"{text!r} is a phrase of the request, not a text it gives in quotes"
+    if not any(f"{q[0]}{words}{q[-1]}" in said for q in QUOTES):
+        return f"{text!r} is a word of the request, not a text it gives in quotes"
     return None
 
 

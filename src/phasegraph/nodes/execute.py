@@ -19,7 +19,14 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
-from phasegraph.nodes.deps import Deps, context_of, current_phase, phase_allowed_tools, thread_id
+from phasegraph.nodes.deps import (
+    Deps,
+    context_of,
+    current_phase,
+    phase_allowed_tools,
+    phase_window,
+    thread_id,
+)
 from phasegraph.nodes.facts import read_only
 from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
 from phasegraph.progress import emit
@@ -50,17 +57,22 @@ def task_result(
     }
 
 
-def blind_writes(tasks: list[dict[str, Any]], tools: Mapping[str, BaseTool]) -> dict[str, str]:
+def blind_writes(
+    tasks: list[dict[str, Any]], tools: Mapping[str, BaseTool], read_before: bool = False
+) -> dict[str, str]:
     """The writes a round plans beside reads, each with why it waits for a round of its own.
 
     A plan's arguments are fixed when it is made, so a file written in the round that reads
     cannot hold what the reads return: the 1.5B model wrote "file1, file2, file3" to files.md
     beside the listing, and "0" to sum.txt beside reading the numbers, with or without a
     depends_on between them. Such a write is not run; the next plan has the reads' output.
-    A round of writes alone runs as planned, and so does a call that declares neither.
+    A round of writes alone runs as planned, and so does a call that declares neither. Once
+    an earlier round of the phase has read (``read_before``), a write beside reads runs: its
+    plan had those outputs, and the 1.5B model, which plans a read beside every write, had its
+    right count of ERROR lines skipped round after round until the budget ran out.
     """
     readers = [t["id"] for t in tasks if t["tool"] in read_only(tools)]
-    if not readers:
+    if not readers or read_before:
         return {}
     why = (
         f"not run: it was planned beside reads ({', '.join(readers)}) whose output its "
@@ -89,7 +101,13 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     tasks: list[dict[str, Any]] = (state.get("current_plan") or {}).get("tasks", [])
     available = deps.tools_for(context)
     allowed = set(phase_allowed_tools(state, phase, deps, context))
-    blind = blind_writes(tasks, available)
+    readers = read_only(available)
+    read_before = any(
+        r["tool"] in readers and r["status"] == "ok"
+        for record in phase_window(state)
+        for r in record["results"]
+    )
+    blind = blind_writes(tasks, available, read_before)
     decisions = state.get("tool_decisions") or {}
     asks_permission = limits_of(state)["review"] == "all"
     done: dict[str, TaskResult] = {r["task_id"]: r for r in state.get("results", [])}

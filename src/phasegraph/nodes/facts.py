@@ -8,6 +8,7 @@ them (see ``judge``), and the summary's status is decided by them (see ``summari
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -23,6 +24,8 @@ from phasegraph.tools.workspace import Workspace, WorkspaceError
 PREVIEW_CHARS = 160
 #: Changed files the judge is told about; more are counted.
 FILES_SHOWN = 8
+#: How much of each file the request names plans and judges are shown.
+NAMED_PREVIEW_CHARS = 400
 #: Workspace entries plans and judges are shown; more are counted.
 ENTRIES_SHOWN = 30
 
@@ -129,17 +132,25 @@ def describe_files(paths: Sequence[str], context: Context) -> str:
     if not paths:
         return "none"
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
-    lines = [_describe_file(space, path) for path in paths[:FILES_SHOWN]]
+    lines = []
+    for path in paths[:FILES_SHOWN]:
+        try:
+            lines.append(_describe_file(space, path))
+        except WorkspaceError:
+            lines.append(f"{path} (outside the workspace)")
     if len(paths) > FILES_SHOWN:
         lines.append(f"and {len(paths) - FILES_SHOWN} more")
     return "; ".join(lines)
 
 
-def _describe_file(space: Workspace, path: str) -> str:
+def _describe_file(space: Workspace, path: str, chars: int = PREVIEW_CHARS) -> str:
+    rel = space.relative(path)
+    if not (space.real_root / rel).is_file():
+        return f"{path} (not there)"
     try:
-        data, size = space.read_bytes(space.relative(path), PREVIEW_CHARS)
-    except (WorkspaceError, OSError):
-        return f"{path} (no longer there)"
+        data, size = space.read_bytes(rel, chars)
+    except OSError:
+        return f"{path} (cannot be read)"
     text = data.decode("utf-8", errors="replace")
     more = "..." if size > len(data) else ""
     return f"{path} ({size} bytes, now {text!r}{more})"
@@ -164,6 +175,39 @@ def workspace_files(context: Context, tools: Mapping[str, BaseTool]) -> str:
     shown = ", ".join(entries[:ENTRIES_SHOWN]) or "nothing"
     more = f", and {len(entries) - ENTRIES_SHOWN} more" if len(entries) > ENTRIES_SHOWN else ""
     return prompts.WORKSPACE_FILES.format(files=shown + more)
+
+
+# A file name as requests write one: a name with a short extension, perhaps under folders.
+_FILE_NAME = re.compile(r"(?<![\w/.:-])((?:[\w-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{1,7})(?![\w/])")
+
+
+def named_files(request: str) -> list[str]:
+    """The file names a request mentions, in order, each once."""
+    return list(dict.fromkeys(m.group(1) for m in _FILE_NAME.finditer(request)))
+
+
+def request_files(request: str, context: Context, tools: Mapping[str, BaseTool]) -> str:
+    """The files the request names as they are now, read by code, for plans and judges.
+
+    Traced on the 1.5B model: shown the workspace's names but not what the input holds, its
+    first plan for "read numbers.txt and write their sum to sum.txt" wrote 1234567890 without
+    reading, and its judge, who had not seen the numbers either, called it done. With the
+    named files' beginnings in view, a plan can use them and a judge can hold the result to
+    them; a larger file is still read with the tools.
+    """
+    if "read_file" not in tools:
+        return ""
+    names = named_files(request)[:FILES_SHOWN]
+    if not names:
+        return ""
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    shown = []
+    for name in names:
+        try:
+            shown.append(_describe_file(space, name, NAMED_PREVIEW_CHARS))
+        except WorkspaceError:
+            continue  # outside the workspace: not for code to read
+    return prompts.REQUEST_FILES.format(files="; ".join(shown)) if shown else ""
 
 
 def check_lines(checks: Sequence[CheckRecord]) -> str:

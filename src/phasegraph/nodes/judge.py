@@ -26,6 +26,7 @@ from phasegraph.nodes.facts import (
     describe_files,
     evaluate_checks,
     owned_checks,
+    request_files,
     workspace_files,
 )
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
@@ -202,6 +203,7 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     facts = prompts.JUDGE_FACTS.format(
         files=describe_files(changed, context),
         workspace=workspace_files(context, available),
+        named=request_files(state["request"], context, available),
         checks=prompts.PHASE_CHECKS.format(checks=check_lines(owned)) if owned else "",
     )
     previous = state.get("judgement")

@@ -22,7 +22,13 @@ from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.models.structured import call_structured, function_spec, without_titles
 from phasegraph.nodes.deps import Deps, context_of, current_phase, phase_allowed_tools, phase_window
-from phasegraph.nodes.facts import check_lines, owned_checks, still_to_do, workspace_files
+from phasegraph.nodes.facts import (
+    check_lines,
+    owned_checks,
+    request_files,
+    still_to_do,
+    workspace_files,
+)
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.judge import close_phase
 from phasegraph.nodes.prompt_render import (
@@ -262,6 +268,7 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         "checks": plan_checks(owned),
         "tools": describe_tools(available[t] for t in tools),
         "workspace": workspace_files(context, available),
+        "named": request_files(state["request"], context, available),
         "reflection": prompts.REFLECTION.format(note=note) if note else "",
     }
     fixed = tokens(prompts.PLAN_USER.format(history="", **fields))
