@@ -76,9 +76,10 @@ def test_eight_independent_tasks_run_at_once() -> None:
     out, events, *_ = run_graph(script, sleepy_tools(log), max_parallel=8)
     starts = [t for t, e in events if e["event"] == "task_started"]
     ends = [t for t, e in events if e["event"] == "task_finished"]
-    elapsed = max(ends) - min(starts)
     assert sorted(log) == [str(i) for i in range(8)]
-    assert elapsed < 1.5, f"the round took {elapsed:.2f} s"
+    # all eight were running together: every one started before the first one finished (an
+    # order, not a duration, so a loaded machine cannot fail it)
+    assert len(starts) == 8 and max(starts) < min(ends)
     assert out["step_count"] == 1 + 1 + 8 + 1
 
 
@@ -154,17 +155,17 @@ def test_a_completion_the_judges_own_rate_contradicts_is_not_taken() -> None:
 def test_per_task_timeout() -> None:
     log: list[str] = []
     plan = round_plan(
-        ("slow", "nap", {"seconds": 3, "label": "slow"}),
+        ("slow", "nap", {"seconds": 5, "label": "slow"}),
         ("quick", "nap", {"seconds": 0.01, "label": "quick"}),
     )
     script = make_script(phase_planner=[phases("p1")], plan_tool_call=[plan])
-    start = time.monotonic()
     out, *_ = run_graph(script, sleepy_tools(log), task_timeout_s=0.3)
     results = {r["task_id"]: r for r in out["rounds"][0]["results"]}
     assert results["slow"]["status"] == "timeout"
     assert "no result within 0.3 s" in results["slow"]["output"]
     assert results["quick"]["status"] == "ok"
-    assert time.monotonic() - start < 2.5
+    # the run did not wait for the slow call (an order, not a duration: no wall-clock bound)
+    assert log == ["quick"]
 
 
 def test_round_timeout_cuts_later_waves() -> None:
