@@ -413,3 +413,30 @@ def test_plans_and_judges_are_shown_the_files_the_request_names_as_they_are(
     assert "Files the request names, as they are now (read by code): " + before in plan_prompt
     assert "Files the request names, as they are now (read by code): " + after in judge_prompt
     assert "secret" not in plan_prompt.split("Files the request names")[1]
+
+
+def test_a_judge_that_calls_a_phase_done_when_its_writes_never_ran_is_overruled(
+    tmp_path: Path,
+) -> None:
+    # the 1.5B model planned its edit beside a read; the edit was skipped, no file changed,
+    # and its judge gave 1.0, "the phase goal was met"
+    (tmp_path / "app.ini").write_text("[server]\nport = 80\n")
+    blind = round_plan(
+        ("r", "read_file", {"path": "app.ini"}),
+        ("w", "write_file", {"path": "app.ini", "content": "[server]\nport = 80\ntimeout = 30\n"}),
+    )
+    edit = round_plan(
+        (
+            "w2",
+            "edit_file",
+            {"path": "app.ini", "old_text": "port = 80", "new_text": "port = 80\ntimeout = 30"},
+        )
+    )
+    steps = script(plan_tool_call=[blind, edit], judge_tasks=[DONE, DONE])
+    out, _, _ = start(tmp_path, steps, request="In app.ini, add timeout = 30 to [server].")
+    first, second = (r["judgement"] for r in out["rounds"])
+    assert first["phase_completed"] is False
+    assert first["overridden"] == "no file changed: the writes planned (w skipped) did not run"
+    assert second["phase_completed"] is True and "overridden" not in second
+    assert "timeout = 30" in (tmp_path / "app.ini").read_text()
+    assert out["status"] == "completed"

@@ -27,7 +27,7 @@ from phasegraph.nodes.deps import (
     phase_window,
     thread_id,
 )
-from phasegraph.nodes.facts import read_only
+from phasegraph.nodes.facts import read_only, writes_files
 from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
 from phasegraph.progress import emit
 from phasegraph.state import State, TaskInput, TaskOutcome, TaskResult, ToolViolation
@@ -78,11 +78,7 @@ def blind_writes(
         f"not run: it was planned beside reads ({', '.join(readers)}) whose output its "
         "arguments could not hold; plan it alone next round, written from what they returned"
     )
-    return {t["id"]: why for t in tasks if _writes(tools.get(t["tool"]))}
-
-
-def _writes(tool: BaseTool | None) -> bool:
-    return tool is not None and bool((tool.metadata or {}).get("writes"))
+    return {t["id"]: why for t in tasks if writes_files(tools.get(t["tool"]))}
 
 
 def round_elapsed(results: list[TaskResult]) -> float:

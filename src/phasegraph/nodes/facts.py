@@ -103,7 +103,12 @@ def writes_needed(checks: Iterable[CheckRecord], tools: Mapping[str, BaseTool]) 
     """Tools the run's checks need: every tool that writes files, while a file check fails."""
     if not any(c["kind"] in FILE_KINDS and c["passed"] is not True for c in checks):
         return set()
-    return {name for name, tool in tools.items() if (tool.metadata or {}).get("writes")}
+    return {name for name, tool in tools.items() if writes_files(tool)}
+
+
+def writes_files(tool: BaseTool | None) -> bool:
+    """Whether a tool declares that it writes files (``metadata={"writes": "path"}``)."""
+    return tool is not None and bool((tool.metadata or {}).get("writes"))
 
 
 def read_only(tools: Mapping[str, BaseTool]) -> set[str]:

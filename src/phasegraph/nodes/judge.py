@@ -31,6 +31,7 @@ from phasegraph.nodes.facts import (
 )
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import person_available
+from phasegraph.nodes.overrule import COMPLETED_RATE, hold_to_checks, hold_to_writes
 from phasegraph.nodes.prompt_render import dump, fit_to_budget, quoted
 from phasegraph.nodes.step_budget import budget_left, limits_of, retries_within_budget, round_limit
 from phasegraph.progress import emit
@@ -44,9 +45,6 @@ from phasegraph.state import (
 )
 from phasegraph.state.round_schemas import NEXT_ACTIONS
 from phasegraph.tools.base import truncate
-
-#: The least completion rate at which a judge's "phase completed" is taken.
-COMPLETED_RATE = 0.5
 
 
 def normalise(judgement: Judgement, results: list[TaskResult]) -> dict[str, Any]:
@@ -79,24 +77,6 @@ def normalise(judgement: Judgement, results: list[TaskResult]) -> dict[str, Any]
     elif judgement.phase_completed:
         data["next_action"] = "end_phase"
     return data
-
-
-def hold_to_checks(judgement: dict[str, Any], failing: list[CheckRecord]) -> None:
-    """Override a judgement that calls the phase done while one of its checks fails.
-
-    Done is ``phase_completed``, or ``end_phase`` at a rate that claims the goal is met; an
-    ``end_phase`` at a low rate (the goal cannot be met) still ends the phase, short of it.
-    """
-    claims_done = judgement["phase_completed"] or (
-        judgement["next_action"] == "end_phase"
-        and judgement["phase_completion_rate"] >= COMPLETED_RATE
-    )
-    if failing and claims_done:
-        judgement["phase_completed"] = False
-        judgement["next_action"] = "continue_phase"
-        judgement["overridden"] = "checks fail: " + "; ".join(
-            f"{c['label']} ({c['detail']})" for c in failing
-        )
 
 
 def fallback_judgement(
@@ -266,6 +246,7 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     else:
         judgement = normalise(call.value, results)
     hold_to_checks(judgement, failing)
+    hold_to_writes(judgement, results, changed, available)
     judgement |= {
         "phase_id": phase["id"],
         "round": round_no,

@@ -1,0 +1,72 @@
+"""Where code overrules a judge: a completion the facts contradict (SPEC sections 1 and 11).
+
+The judge is a model; what it may not claim is decided here, from facts code computed: a phase
+is not done while one of its checks fails, nor when the writes its round planned never ran and
+no file changed. An overruled judgement goes on (``continue_phase``) and says why
+(``overridden``); the round limit and the budget still end the phase.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.tools import BaseTool
+
+from phasegraph.nodes.facts import writes_files
+from phasegraph.state import CheckRecord, TaskResult
+
+#: The least completion rate at which a judge's "phase completed" is taken.
+COMPLETED_RATE = 0.5
+
+
+def _claims_done(judgement: dict[str, Any]) -> bool:
+    """``phase_completed``, or ``end_phase`` at a rate that claims the goal is met.
+
+    An ``end_phase`` at a low rate (the goal cannot be met) still ends the phase, short of it.
+    """
+    return bool(judgement["phase_completed"]) or (
+        judgement["next_action"] == "end_phase"
+        and judgement["phase_completion_rate"] >= COMPLETED_RATE
+    )
+
+
+def _overrule(judgement: dict[str, Any], why: str) -> None:
+    judgement["phase_completed"] = False
+    judgement["next_action"] = "continue_phase"
+    judgement["overridden"] = why
+
+
+def hold_to_checks(judgement: dict[str, Any], failing: list[CheckRecord]) -> None:
+    """Override a judgement that calls the phase done while one of its checks fails."""
+    if failing and _claims_done(judgement):
+        _overrule(
+            judgement,
+            "checks fail: " + "; ".join(f"{c['label']} ({c['detail']})" for c in failing),
+        )
+
+
+def hold_to_writes(
+    judgement: dict[str, Any],
+    results: list[TaskResult],
+    changed: list[str],
+    tools: Mapping[str, BaseTool],
+) -> None:
+    """Override a judgement that calls the phase done when its writes never ran.
+
+    Traced on the 1.5B model: asked to rename a function in greet.py and to add a setting to
+    app.ini, it planned each edit beside a read, the edits were skipped (see
+    `execute.blind_writes`), and its judge gave 1.0, "the phase goal was met", with no file
+    changed. A round that planned writes, none of which ran, in a phase that has changed no
+    file, has not done what it set out to.
+    """
+    writes = [r for r in results if writes_files(tools.get(r["tool"]))]
+    if writes and not changed and all(r["status"] != "ok" for r in writes) and _claims_done(
+        judgement
+    ):
+        _overrule(
+            judgement,
+            "no file changed: the writes planned ("
+            + ", ".join(f"{r['task_id']} {r['status']}" for r in writes)
+            + ") did not run",
+        )
