@@ -98,7 +98,7 @@ def analysis_parameters(new_files: list[str]) -> dict[str, Any]:
     return parameters
 
 
-def new_files_line(request: str, context: Context) -> str:
+def new_files_line(files: list[str]) -> str:
     """A fact for the analysis: which files the request names are not there yet.
 
     The analysis proposes checks for the files a request asks to write; small models miss them
@@ -106,7 +106,6 @@ def new_files_line(request: str, context: Context) -> str:
     was then judged done with no file written. Code finds the names; the model decides which
     are deliverables.
     """
-    files = named_new_files(request, context)
     return prompts.NEW_FILES.format(files=", ".join(files)) if files else ""
 
 
@@ -229,12 +228,14 @@ def analyse(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     limits = state.get("limits") or update["limits"]
     clarifications = state.get("clarifications", [])
     pairs = "\n".join(f"Q: {c['question']}\nA: {c['answer']}" for c in clarifications)
+    # looked up once: the prompt names the new files, and the schema offers them
+    new_files = named_new_files(state["request"], context)
     messages = [
         SystemMessage(prompts.ANALYSE_SYSTEM),
         HumanMessage(
             prompts.ANALYSE_USER.format(
                 request=state["request"],
-                new_files=new_files_line(state["request"], context),
+                new_files=new_files_line(new_files),
                 clarifications=prompts.CLARIFICATIONS.format(pairs=pairs) if pairs else "",
             )
         ),
@@ -245,7 +246,7 @@ def analyse(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
         StructuredRequest,
         messages,
         retries=context.max_parse_retries,
-        parameters=analysis_parameters(named_new_files(state["request"], context)),
+        parameters=analysis_parameters(new_files),
     )
     update |= call.counters(counted=False)
     if stops_run("analyse", call, state):

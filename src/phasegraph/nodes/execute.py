@@ -12,7 +12,7 @@ task that carries a justification asks the person first when tool-permission rev
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -58,7 +58,9 @@ def task_result(
 
 
 def blind_writes(
-    tasks: list[dict[str, Any]], tools: Mapping[str, BaseTool], read_before: bool = False
+    tasks: list[dict[str, Any]],
+    tools: Mapping[str, BaseTool],
+    earlier: Iterable[TaskResult] = (),
 ) -> dict[str, str]:
     """The writes a round plans beside reads, each with why it waits for a round of its own.
 
@@ -67,12 +69,13 @@ def blind_writes(
     beside the listing, and "0" to sum.txt beside reading the numbers, with or without a
     depends_on between them. Such a write is not run; the next plan has the reads' output.
     A round of writes alone runs as planned, and so does a call that declares neither. Once
-    an earlier round of the phase has read (``read_before``), a write beside reads runs: its
+    an earlier round of the phase has read (in ``earlier``), a write beside reads runs: its
     plan had those outputs, and the 1.5B model, which plans a read beside every write, had its
     right count of ERROR lines skipped round after round until the budget ran out.
     """
-    readers = [t["id"] for t in tasks if t["tool"] in read_only(tools)]
-    if not readers or read_before:
+    reading = read_only(tools)
+    readers = [t["id"] for t in tasks if t["tool"] in reading]
+    if not readers or any(r["tool"] in reading and r["status"] == "ok" for r in earlier):
         return {}
     why = (
         f"not run: it was planned beside reads ({', '.join(readers)}) whose output its "
@@ -97,13 +100,8 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     tasks: list[dict[str, Any]] = (state.get("current_plan") or {}).get("tasks", [])
     available = deps.tools_for(context)
     allowed = set(phase_allowed_tools(state, phase, deps, context))
-    readers = read_only(available)
-    read_before = any(
-        r["tool"] in readers and r["status"] == "ok"
-        for record in phase_window(state)
-        for r in record["results"]
-    )
-    blind = blind_writes(tasks, available, read_before)
+    earlier = (r for record in phase_window(state) for r in record["results"])
+    blind = blind_writes(tasks, available, earlier)
     decisions = state.get("tool_decisions") or {}
     asks_permission = limits_of(state)["review"] == "all"
     done: dict[str, TaskResult] = {r["task_id"]: r for r in state.get("results", [])}

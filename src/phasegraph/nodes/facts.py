@@ -140,22 +140,24 @@ def describe_files(paths: Sequence[str], context: Context) -> str:
     lines = []
     for path in paths[:FILES_SHOWN]:
         try:
-            lines.append(_describe_file(space, path))
+            lines.append(_describe_file(space, path, absent="no longer there"))
         except WorkspaceError:
-            lines.append(f"{path} (outside the workspace)")
+            lines.append(f"{path} (no longer there)")
     if len(paths) > FILES_SHOWN:
         lines.append(f"and {len(paths) - FILES_SHOWN} more")
     return "; ".join(lines)
 
 
-def _describe_file(space: Workspace, path: str, chars: int = PREVIEW_CHARS) -> str:
+def _describe_file(
+    space: Workspace, path: str, chars: int = PREVIEW_CHARS, absent: str = "not there"
+) -> str:
     rel = space.relative(path)
     if not (space.real_root / rel).is_file():
-        return f"{path} (not there)"
+        return f"{path} ({absent})"
     try:
         data, size = space.read_bytes(rel, chars)
     except OSError:
-        return f"{path} (cannot be read)"
+        return f"{path} ({absent})"
     text = data.decode("utf-8", errors="replace")
     more = "..." if size > len(data) else ""
     return f"{path} ({size} bytes, now {text!r}{more})"
