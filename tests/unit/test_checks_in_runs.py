@@ -375,6 +375,30 @@ def test_a_proposed_text_must_be_one_the_request_gives(
     assert [c["label"] for c in out["checks"]] == ([f"contains:out.txt:{text}"] if kept else [])
 
 
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("timeout", False),  # quoted, but settings.json holds it: the name of a field
+        ("TIMEOUT", False),  # in any case
+        ("45 seconds", True),  # quoted and in no input: a text given for out.txt
+    ],
+)
+def test_a_quoted_name_an_input_holds_is_not_a_text_to_write(
+    tmp_path: Path, text: str, kept: bool
+) -> None:
+    # the 1.5B model proposed that timeout.txt must contain "timeout", and the plan, told by
+    # that check what was still to do, wrote the field's name where its value belonged
+    (tmp_path / "settings.json").write_text('{"retries": 5, "timeout": 45}\n')
+    request = 'Read settings.json and write its "timeout" field, as "45 seconds", to out.txt.'
+    proposal = {"kind": "contains", "path": "out.txt", "text": text}
+    steps = script(request_analyser=[{**ANALYSIS, "checks": [proposal]}])
+    out, _, _ = start(tmp_path, steps, request=request)
+    assert [c["label"] for c in out["checks"]] == ([f"contains:out.txt:{text}"] if kept else [])
+    if not kept:
+        notes = out["structured_request"]["check_notes"]
+        assert any("already in settings.json" in n for n in notes)
+
+
 def test_plans_and_judges_are_shown_the_workspace_files_as_code_lists_them(
     tmp_path: Path,
 ) -> None:

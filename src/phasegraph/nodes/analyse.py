@@ -144,7 +144,27 @@ def not_a_deliverable(check: dict[str, Any], request: str, space: Workspace) -> 
     if (space.real_root / space.relative(path)).exists():
         return f"{path} is there before any work: an input, not a deliverable"
     if check["kind"] == "contains":
-        return not_given(check["text"], path, said)
+        return not_given(check["text"], path, said) or held_by_input(check["text"], request, space)
+    return None
+
+
+def held_by_input(text: str, request: str, space: Workspace) -> str | None:
+    """Why ``text`` is a name the request points at in an input, if it is one.
+
+    A quoted text that a file the request names already holds is that file's own (a field, a
+    key, a heading): "write the value of its "timeout" field to timeout.txt" made the 1.5B
+    model propose that timeout.txt must contain "timeout", and the plan, told by that check
+    what was still to do, wrote the field's name where its value belonged. Dropping a check
+    only loses a guard; a wrong one steers the work.
+    """
+    wanted = text.casefold()
+    for name in named_files(request):
+        try:
+            data, _size = space.read_bytes(space.relative(name), space.max_read_bytes)
+        except (OSError, WorkspaceError):
+            continue  # not there (a deliverable), a folder, or outside the workspace
+        if wanted in data.decode("utf-8", errors="replace").casefold():
+            return f"{text!r} is already in {name}: a name in an input, not a text to write"
     return None
 
 
