@@ -11,6 +11,9 @@ from typing import Any
 import pytest
 from langchain_core.tools import BaseTool
 
+from phasegraph.context import Context
+from phasegraph.nodes.deps import workspace_settings
+from phasegraph.nodes.facts import ENTRIES_SHOWN, workspace_files
 from phasegraph.tools import is_idempotent, run_tool
 from phasegraph.tools import workspace as workspace_module
 from phasegraph.tools.builtin import BUILTIN_TOOL_NAMES, WorkspaceSettings, workspace_tools
@@ -391,3 +394,34 @@ def test_printenv_shows_no_secret(ws: Path, monkeypatch: pytest.MonkeyPatch) -> 
 def test_the_scrubbed_environment_is_an_allowlist() -> None:
     env = scrubbed_environment({"PATH": "/bin", "HOME": "/h", "FOO": "1", "LC_ALL": "C"})
     assert env == {"PATH": "/bin", "HOME": "/h", "LC_ALL": "C"}
+
+
+def test_the_prompts_listing_stops_walking_once_it_has_what_it_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # plans and judges show the first entries of the workspace; on a large repository each of
+    # those model calls walked the whole tree to count entries nobody reads
+    for i in range(ENTRIES_SHOWN + 5):
+        (tmp_path / f"f{i:02}.txt").write_text("x")
+    (tmp_path / "zz" / "deep").mkdir(parents=True)
+    for i in range(50):
+        (tmp_path / "zz" / "deep" / f"{i}.txt").write_text("x")
+    visited: list[str] = []
+    real_walk = os.walk
+
+    def walk(top: Any, **kwargs: Any) -> Any:
+        for current, dirs, files in real_walk(top, **kwargs):
+            visited.append(str(current))
+            yield current, dirs, files
+
+    monkeypatch.setattr(workspace_module.os, "walk", walk)
+    context = Context(workspace=str(tmp_path))
+    tools = {t.name: t for t in workspace_tools(workspace_settings(context))}
+    line = workspace_files(context, tools)
+    assert line.startswith("Files in the workspace now (listed by code): f00.txt, f01.txt")
+    assert line.rstrip().endswith(", and more")
+    assert not any(v.endswith("deep") for v in visited)
+    # the tool itself still lists everything and counts what it leaves out
+    visited.clear()
+    listing = Workspace(str(tmp_path)).list_files(".")
+    assert "zz/deep/7.txt" in listing and any(v.endswith("deep") for v in visited)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import islice
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -175,12 +176,12 @@ def workspace_files(context: Context, tools: Mapping[str, BaseTool]) -> str:
         return ""
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     try:
-        entries = space.list_files(".").splitlines()
+        # one past those shown says whether there are more, without walking a large tree whole
+        entries = list(islice(space.walk("."), ENTRIES_SHOWN + 1))
     except (WorkspaceError, OSError):
         return ""
-    entries = [e for e in entries if not e.startswith("[...") and " is empty" not in e]
-    shown = ", ".join(entries[:ENTRIES_SHOWN]) or "nothing"
-    more = f", and {len(entries) - ENTRIES_SHOWN} more" if len(entries) > ENTRIES_SHOWN else ""
+    shown = ", ".join(sorted(entries[:ENTRIES_SHOWN])) or "nothing"
+    more = ", and more" if len(entries) > ENTRIES_SHOWN else ""
     return prompts.WORKSPACE_FILES.format(files=shown + more)
 
 

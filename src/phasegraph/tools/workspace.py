@@ -165,29 +165,39 @@ class Workspace:
     def list_files(self, path: str = ".") -> str:
         """Files under ``path``, recursively; directories end in '/', symlinks in '@' (as ls -F)."""
         rel = self.relative(path)
-        root = self.real_root
-        start = root / rel
-        if start.is_file():
+        if (self.real_root / rel).is_file():
             return str(rel)
-        if not start.is_dir():
-            raise WorkspaceError(f"{path!r} does not exist")
         entries: list[str] = []
         more = 0
-        for current, dirs, files in os.walk(start, followlinks=False):
-            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
-            here = Path(current).relative_to(root)
-            for name in [*dirs, *files]:
-                if len(entries) >= MAX_LISTED:
-                    more += 1
-                    continue
-                full = Path(current) / name
-                mark = "@" if full.is_symlink() else "/" if name in dirs else ""
-                entries.append(f"{here / name}{mark}")
+        for entry in self.walk(path):
+            if len(entries) < MAX_LISTED:
+                entries.append(entry)
+            else:
+                more += 1
         entries.sort()
         if not entries:
             return f"{rel}/ is empty"
         tail = f"\n[... {more} more entries not listed ...]" if more else ""
         return "\n".join(entries) + tail
+
+    def walk(self, path: str = ".") -> Iterator[str]:
+        """The entries under a directory as `list_files` writes them, a folder's own first.
+
+        Lazy, so a caller that shows a few (the plan and judge prompts) stops walking a large
+        tree once it has them.
+        """
+        rel = self.relative(path)
+        root = self.real_root
+        start = root / rel
+        if not start.is_dir():
+            raise WorkspaceError(f"{path!r} does not exist")
+        for current, dirs, files in os.walk(start, followlinks=False):
+            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+            here = Path(current).relative_to(root)
+            for name in [*dirs, *sorted(files)]:
+                full = Path(current) / name
+                mark = "@" if full.is_symlink() else "/" if name in dirs else ""
+                yield f"{here / name}{mark}"
 
     def read_file(
         self, path: str, start_line: int | None = None, end_line: int | None = None
