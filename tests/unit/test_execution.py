@@ -139,6 +139,29 @@ def test_phases_named_after_the_tools_become_one_phase_with_the_requests_goal() 
     assert [name for name, _ in model.calls].count("phase_planner") == 1
 
 
+def test_phases_each_narrowed_to_one_tool_become_one_phase_also_when_replanned() -> None:
+    # the 1.5B model split "join two files into a third" into five one-tool phases of a round
+    # each (more rounds than one phase may have), spent the budget on their plans and judges,
+    # and its replan made the same split again
+    one_tool = [phase(f"p{i}", 1, [t]) for i, t in enumerate(["read_file"] * 2 + ["nap"] * 3, 1)]
+    again = [phase(f"q{i}", 1, [t]) for i, t in enumerate(["read_file", "write_file"], 1)]
+    script = make_script(
+        phase_planner=[{"phases": one_tool, "execution_strategy": "in order"}],
+        plan_tool_call=[NAP, round_plan(("t2", "nap", {"seconds": 0.01, "label": "b"}))],
+        judge_tasks=[judgement("replan", completed=False, rate=0.2), judgement()],
+        replanner=[{"status": "replanned", "phases": again}],
+    )
+    out, _, model, *_ = run_graph(script, sleepy_tools([]))
+    first, second = out["phases"]
+    assert (first["id"], first["allowed_tools"], first["estimated_rounds"]) == ("p1", [], 4)
+    assert first["goal"].endswith("; ".join(f"finish p{i}" for i in range(1, 6)))
+    assert (second["id"], second["allowed_tools"]) == ("q1", [])
+    assert second["goal"].endswith("finish q1; finish q2")
+    assert "the 2 planned phases split a small job" in out["execution_strategy"]
+    assert out["status"] == "completed"
+    assert [name for name, _ in model.calls].count("plan_tool_call") == 2
+
+
 def test_a_completion_the_judges_own_rate_contradicts_is_not_taken() -> None:
     # the 0.5B model ended "list the files and write files.md" after listing, at rate 0.1
     script = make_script(

@@ -189,8 +189,9 @@ def test_a_phase_that_depends_on_a_later_phase_is_asked_again() -> None:
 TOOLS = ["list_files", "read_file", "write_file", "edit_file"]
 
 
-def _named(*names: str) -> list[Phase]:
-    return [Phase(id=f"p{i}", name=n, goal="g", estimated_rounds=1) for i, n in enumerate(names, 1)]
+def _named(*names: str) -> list[dict[str, Any]]:
+    phases = (Phase(id=f"p{i}", name=n, goal="g", estimated_rounds=1) for i, n in enumerate(names))
+    return [p.model_dump() for p in phases]
 
 
 def test_phases_named_after_tools_are_found_but_one_phase_may_be_named_like_a_tool() -> None:

@@ -26,7 +26,7 @@ from phasegraph.nodes.human_review import plan_review_on
 from phasegraph.nodes.prompt_render import request_facts
 from phasegraph.nodes.step_budget import limits_of, retries_within_budget
 from phasegraph.progress import emit
-from phasegraph.state import CheckRecord, Phase, PhasePlan, State
+from phasegraph.state import CheckRecord, PhasePlan, State
 from phasegraph.state.schemas import DEFAULT_ROUNDS, MAX_ROUNDS
 from phasegraph.tools.base import truncate
 
@@ -35,19 +35,26 @@ def _words(name: str) -> str:
     return " ".join(re.split(r"[\W_]+", name.lower())).strip()
 
 
-def named_after_tools(phases: list[Phase], tool_names: Iterable[str]) -> list[str]:
+def named_after_tools(phases: list[dict[str, Any]], tool_names: Iterable[str]) -> list[str]:
     """Names of phases that are the tool list copied out: several phases named after tools.
 
     A single phase may be called "List files"; list_files, read_file, edit_file, ... as phases
     (seen with small models) plan no work.
     """
     tools = {_words(t) for t in tool_names}
-    named = [p.name for p in phases if _words(p.name) in tools or _words(p.id) in tools]
+    named = [
+        str(p["name"])
+        for p in phases
+        if _words(str(p["name"])) in tools or _words(str(p["id"])) in tools
+    ]
     return named if len(phases) > 1 and len(named) > 1 else []
 
 
 def one_phase(
-    state: State, planned: list[dict[str, Any]], steps: list[str] | None = None
+    state: State,
+    planned: list[dict[str, Any]],
+    steps: list[str] | None = None,
+    phase_id: str = "p1",
 ) -> dict[str, Any]:
     """The whole request as one phase, with the rounds the planned phases would have taken.
 
@@ -59,7 +66,7 @@ def one_phase(
         steps = [str(r) for r in request.get("requirements", [])]
     rounds = sum(int(p["estimated_rounds"]) for p in planned) or DEFAULT_ROUNDS
     return {
-        "id": "p1",
+        "id": phase_id,
         "name": truncate(goal, 80),
         "goal": "; ".join([goal, *(s for s in steps if s != goal)]),
         "estimated_rounds": min(MAX_ROUNDS, max(DEFAULT_ROUNDS, rounds)),
@@ -72,18 +79,47 @@ def one_phase(
 def fits_one_phase(state: State, phases: list[dict[str, Any]]) -> bool:
     """Whether several phases are a small job split into its tool calls.
 
-    So they are when the request is simple, or when the phases together need no more rounds than
-    one phase may have and all of them but at most one narrow their tools (small models make a
-    phase of each tool call: "read the file", "count the rows", "write the result"). A plan of
-    phases that keep their tools open, or need more rounds, is kept as it is.
+    So they are when the request is simple; when all of them (of three or more: all but one)
+    are narrowed to a single tool (traced on the 1.5B model: "Read part1.txt", "Read
+    part2.txt", "Write full.txt", "Join", "Check full.txt" for joining two files, five phases
+    of one round each, and the budget went on plans and judges before anything was written,
+    and its replan made the same five again); or when the phases
+    together need no more rounds than one phase may have and all of them but at most one
+    narrow their tools. A plan of phases that keep their tools open, or that need several
+    tools and more rounds, is kept as it is.
     """
     if len(phases) < 2:
         return False
     if (state.get("structured_request") or {}).get("complexity") == "simple":
         return True
+    single_tool = sum(1 for p in phases if len(p.get("allowed_tools") or []) == 1)
+    if single_tool == len(phases) or (len(phases) > 2 and single_tool == len(phases) - 1):
+        return True
     rounds = sum(int(p["estimated_rounds"]) for p in phases)
     open_phases = sum(1 for p in phases if not p.get("allowed_tools"))
     return rounds <= MAX_ROUNDS and open_phases <= 1
+
+
+def shaped(
+    state: State, phases: list[dict[str, Any]], tool_names: Iterable[str]
+) -> tuple[list[dict[str, Any]], str | None]:
+    """Planned phases as the run works them, and why they were merged into one, if they were.
+
+    The phase planner's and the replanner's phases alike: a small model that splits a job into
+    tool calls does it again when it replans.
+    """
+    phase_id = str(phases[0]["id"]) if phases else "p1"
+    copied = named_after_tools(phases, tool_names)
+    if copied:
+        # Asking again does not help a model that does this (a small one, decoding
+        # greedily: it answers the same).
+        note = prompts.TOOL_PHASES_NOTE.format(names=", ".join(copied))
+        return [one_phase(state, phases, phase_id=phase_id)], note
+    if fits_one_phase(state, phases):
+        note = prompts.ONE_PHASE_NOTE.format(count=len(phases))
+        steps = [str(p["goal"]) for p in phases]
+        return [one_phase(state, phases, steps, phase_id=phase_id)], note
+    return phases, None
 
 
 def phase_plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
@@ -120,17 +156,10 @@ def phase_plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str,
         update["fallbacks"] = [fallback("phase_plan", call, state, action)]
         emit(runtime, "stage_fallback", node="phase_plan", action=action)
     else:
-        phases = [p.model_dump() for p in call.value.phases]
-        strategy = call.value.execution_strategy
-        copied = named_after_tools(call.value.phases, deps.tools_for(context))
-        if copied:
-            # Asking again does not help a model that does this (a small one, decoding
-            # greedily: it answers the same).
-            phases = [one_phase(state, phases)]
-            strategy = prompts.TOOL_PHASES_NOTE.format(names=", ".join(copied))
-        elif fits_one_phase(state, phases):
-            strategy = prompts.ONE_PHASE_NOTE.format(count=len(phases))
-            phases = [one_phase(state, phases, [str(p["goal"]) for p in phases])]
+        phases, merged = shaped(
+            state, [p.model_dump() for p in call.value.phases], deps.tools_for(context)
+        )
+        strategy = merged or call.value.execution_strategy
     checks = assign_checks(checks, phases)
     update |= {
         "phases": phases,

@@ -19,7 +19,7 @@ from phasegraph.nodes.deps import Deps, context_of
 from phasegraph.nodes.facts import assign_checks, check_lines
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import replan_review_on
-from phasegraph.nodes.phase_plan import review_checks
+from phasegraph.nodes.phase_plan import review_checks, shaped
 from phasegraph.nodes.prompt_render import dump, recent_outcomes, request_facts
 from phasegraph.nodes.step_budget import budget_spent, limits_of, retries_within_budget
 from phasegraph.progress import emit
@@ -140,7 +140,11 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
     if call.value.status == "done":
         emit(runtime, "replanned", status="done")
         return update | {"final_response": call.value.response, "stop_reason": "done"}
-    phases = [p.model_dump() for p in call.value.phases]
+    phases, merged = shaped(
+        state, [p.model_dump() for p in call.value.phases], deps.tools_for(context)
+    )
+    if merged:
+        update["execution_strategy"] = merged
     update |= {
         "checks": assign_checks(checks, kept + phases),
         "phases": kept + phases,
