@@ -464,3 +464,34 @@ def test_a_judge_that_calls_a_phase_done_when_its_writes_never_ran_is_overruled(
     assert second["phase_completed"] is True and "overridden" not in second
     assert "timeout = 30" in (tmp_path / "app.ini").read_text()
     assert out["status"] == "completed"
+
+
+def test_a_judge_that_calls_a_copy_of_the_input_done_is_overruled(tmp_path: Path) -> None:
+    # the 1.5B model wrote the numbers where their sum belonged (and the whole log where its
+    # count of ERROR lines did), and its judge called it done
+    (tmp_path / "numbers.txt").write_text("17\n25\n8\n")
+    copied = round_plan(("w", "write_file", {"path": "sum.txt", "content": "17\n25\n8"}))
+    summed = round_plan(("w2", "write_file", {"path": "sum.txt", "content": "50"}))
+    steps = script(plan_tool_call=[copied, summed], judge_tasks=[DONE, DONE])
+    request = "Read numbers.txt and write their sum to sum.txt."
+    out, _, model = start(tmp_path, steps, request=request)
+    first, second = (r["judgement"] for r in out["rounds"])
+    assert first["phase_completed"] is False
+    why = (
+        "sum.txt holds the same text as numbers.txt: copied, not made from it as the request asks"
+    )
+    assert first["overridden"] == why
+    judged = model.calls_of("judge_tasks")[0][-1].content
+    assert "sum.txt (7 bytes, now '17\\n25\\n8'), the same text as numbers.txt" in judged
+    assert why in model.calls_of("plan_tool_call")[1][-1].content  # the next plan is told
+    assert second["phase_completed"] is True and "overridden" not in second
+    assert out["status"] == "completed"
+
+
+def test_a_copy_the_request_asks_for_is_done(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("keep this\n")
+    copied = round_plan(("w", "write_file", {"path": "notes.bak", "content": "keep this\n"}))
+    steps = script(plan_tool_call=[copied], judge_tasks=[DONE])
+    out, _, _ = start(tmp_path, steps, request="Make a backup of notes.txt as notes.bak.")
+    assert "overridden" not in out["rounds"][0]["judgement"]
+    assert out["status"] == "completed"

@@ -29,6 +29,8 @@ FILES_SHOWN = 8
 NAMED_PREVIEW_CHARS = 400
 #: Workspace entries plans and judges are shown; more are counted.
 ENTRIES_SHOWN = 30
+#: Files up to this size are compared whole when looking for a copied input.
+COPY_COMPARED_BYTES = 65_536
 
 FILE_KINDS = ("exists", "contains", "matches")
 #: The pattern of a file that holds some text (not only spaces): a deliverable's check.
@@ -133,17 +135,25 @@ def changed_files(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) 
     return list(seen)
 
 
-def describe_files(paths: Sequence[str], context: Context) -> str:
-    """Changed files as the judge reads them: each with its size and how it begins now."""
+def describe_files(
+    paths: Sequence[str], context: Context, copies: Mapping[str, str] | None = None
+) -> str:
+    """Changed files as the judge reads them: each with its size and how it begins now.
+
+    ``copies``: changed files that hold an input's text (see `copied_inputs`), said beside them.
+    """
     if not paths:
         return "none"
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     lines = []
     for path in paths[:FILES_SHOWN]:
         try:
-            lines.append(_describe_file(space, path, absent="no longer there"))
+            line = _describe_file(space, path, absent="no longer there")
         except WorkspaceError:
-            lines.append(f"{path} (no longer there)")
+            line = f"{path} (no longer there)"
+        if copies and path in copies:
+            line += f", the same text as {copies[path]}"
+        lines.append(line)
     if len(paths) > FILES_SHOWN:
         lines.append(f"and {len(paths) - FILES_SHOWN} more")
     return "; ".join(lines)
@@ -216,6 +226,34 @@ def request_files(request: str, context: Context, tools: Mapping[str, BaseTool])
         except WorkspaceError:
             continue  # outside the workspace: not for code to read
     return prompts.REQUEST_FILES.format(files="; ".join(shown)) if shown else ""
+
+
+def copied_inputs(changed: Sequence[str], request: str, context: Context) -> dict[str, str]:
+    """Changed files that hold, word for word, the text of a file the request names as input.
+
+    Traced on the 1.5B model: asked to write the sum of numbers.txt to sum.txt, it wrote the
+    numbers themselves; asked for the count of ERROR lines in app.log, it wrote the whole log
+    to errors.txt; its judge called both done. A file the request names that the phase has
+    not changed is an input; a changed file with its very text (spaces aside) is a copy.
+    """
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+
+    def text(path: str) -> str | None:
+        try:
+            data, size = space.read_bytes(space.relative(path), COPY_COMPARED_BYTES)
+        except (OSError, WorkspaceError):
+            return None
+        words = " ".join(data.decode("utf-8", errors="replace").split())
+        return words if words and size <= COPY_COMPARED_BYTES else None
+
+    inputs = {name: text(name) for name in named_files(request) if name not in changed}
+    copies: dict[str, str] = {}
+    for path in changed:
+        held = text(path)
+        source = next((n for n, t in inputs.items() if held is not None and t == held), None)
+        if source:
+            copies[path] = source
+    return copies
 
 
 def check_lines(checks: Sequence[CheckRecord]) -> str:

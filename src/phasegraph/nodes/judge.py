@@ -23,6 +23,7 @@ from phasegraph.nodes.deps import Deps, context_of, current_phase, phase_window
 from phasegraph.nodes.facts import (
     changed_files,
     check_lines,
+    copied_inputs,
     describe_files,
     evaluate_checks,
     owned_checks,
@@ -31,7 +32,12 @@ from phasegraph.nodes.facts import (
 )
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import person_available
-from phasegraph.nodes.overrule import COMPLETED_RATE, hold_to_checks, hold_to_writes
+from phasegraph.nodes.overrule import (
+    COMPLETED_RATE,
+    hold_to_checks,
+    hold_to_sources,
+    hold_to_writes,
+)
 from phasegraph.nodes.prompt_render import dump, fit_to_budget, quoted
 from phasegraph.nodes.step_budget import budget_left, limits_of, retries_within_budget, round_limit
 from phasegraph.progress import emit
@@ -180,8 +186,9 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     earlier = [r for record in phase_window(state) for r in record["results"]]
     available = deps.tools_for(context)
     changed = changed_files([*earlier, *results], available)
+    copies = copied_inputs(changed, state["request"], context)
     facts = prompts.JUDGE_FACTS.format(
-        files=describe_files(changed, context),
+        files=describe_files(changed, context, copies),
         workspace=workspace_files(context, available),
         named=request_files(state["request"], context, available),
         checks=prompts.PHASE_CHECKS.format(checks=check_lines(owned)) if owned else "",
@@ -247,6 +254,7 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
         judgement = normalise(call.value, results)
     hold_to_checks(judgement, failing)
     hold_to_writes(judgement, results, changed, available)
+    hold_to_sources(judgement, copies, state["request"])
     judgement |= {
         "phase_id": phase["id"],
         "round": round_no,

@@ -2,12 +2,14 @@
 
 The judge is a model; what it may not claim is decided here, from facts code computed: a phase
 is not done while one of its checks fails, nor when the writes its round planned never ran and
-no file changed. An overruled judgement goes on (``continue_phase``) and says why
-(``overridden``); the round limit and the budget still end the phase.
+no file changed, nor when a file it wrote is a copy of an input the request did not ask to
+copy. An overruled judgement goes on (``continue_phase``) and says why (``overridden``); the
+round limit and the budget still end the phase.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +20,9 @@ from phasegraph.state import CheckRecord, TaskResult
 
 #: The least completion rate at which a judge's "phase completed" is taken.
 COMPLETED_RATE = 0.5
+
+#: Words by which a request asks for a file to be copied as it is.
+ASKS_FOR_A_COPY = re.compile(r"\b(cop(y|ies|ied|ying)|duplicat\w*|back\s?ups?|clon\w*)\b", re.I)
 
 
 def _claims_done(judgement: dict[str, Any]) -> bool:
@@ -69,4 +74,19 @@ def hold_to_writes(
             "no file changed: the writes planned ("
             + ", ".join(f"{r['task_id']} {r['status']}" for r in writes)
             + ") did not run",
+        )
+
+
+def hold_to_sources(judgement: dict[str, Any], copies: Mapping[str, str], request: str) -> None:
+    """Override a judgement that calls the phase done when what it wrote is an input, copied.
+
+    See `facts.copied_inputs`: the 1.5B model wrote the numbers where their sum belonged and
+    the whole log where its count of ERROR lines did, and its judge, told the file held the
+    same text as the input, still called it done. A request that asks for a copy gets one.
+    """
+    if copies and _claims_done(judgement) and not ASKS_FOR_A_COPY.search(request):
+        _overrule(
+            judgement,
+            "; ".join(f"{path} holds the same text as {source}" for path, source in copies.items())
+            + ": copied, not made from it as the request asks",
         )
