@@ -9,9 +9,10 @@ ANALYSE_SYSTEM = """You analyse a request before any work starts. Call request_a
 Extract the core goal, the requirements and constraints, judge the complexity, name the task type
 (research or analysis when nothing may be changed; writing, coding or data when files are to be
 created or changed; or other) and estimate how many phases (1-5) the work needs. In
-files_to_write, name the files the request asks to create or write; in checks, add a contains
-check for a text the request says such a file must hold. Set clarification_needed only when the
-request cannot be worked at all without an answer, and then ask short, concrete questions."""
+files_to_write, name the files the request asks to create, write or change; in checks, add a
+contains check for a text the request says such a file must hold. Set clarification_needed only
+when the request cannot be worked at all without an answer, and then ask short, concrete
+questions."""
 
 ANALYSE_USER = """Request:
 {request}

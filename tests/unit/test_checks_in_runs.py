@@ -292,6 +292,28 @@ def test_a_failing_file_check_keeps_the_writing_tools_for_any_task_type(tmp_path
     assert out2["rounds"][0]["results"][0]["status"] == "refused"  # no check: the rule stands
 
 
+def test_a_file_the_analysis_says_the_request_changes_keeps_the_writing_tools(
+    tmp_path: Path,
+) -> None:
+    # the 1.5B analysis called "in config.ini, change debug = true to debug = false" analysis
+    # work, which may not write, and the run tried sed until its budget ran out
+    (tmp_path / "config.ini").write_text("debug = true\n")
+    edit = round_plan(
+        ("e", "edit_file", {"path": "config.ini", "old_text": "true", "new_text": "false"})
+    )
+    analysis = {**ANALYSIS, "task_type": "analysis", "files_to_write": ["config.ini"]}
+    steps = script(request_analyser=[analysis], plan_tool_call=[edit])
+    request = "In config.ini, change debug = true to debug = false."
+    out, _, _ = start(tmp_path, steps, request=request)
+    assert out["rounds"][0]["results"][0]["status"] == "ok"
+    assert (tmp_path / "config.ini").read_text() == "debug = false\n"
+    assert out["checks"] == []  # a file that is there is changed, not checked for some text
+    steps = script(request_analyser=[{**analysis, "files_to_write": []}], plan_tool_call=[edit])
+    (tmp_path / "config.ini").write_text("debug = true\n")
+    out, _, _ = start(tmp_path, steps, request=request)
+    assert out["rounds"][0]["results"][0]["status"] == "refused"  # named nothing: the rule stands
+
+
 def test_a_write_planned_beside_a_read_waits_for_the_next_round(tmp_path: Path) -> None:
     # its arguments were fixed before the read returned: small models wrote "0" to sum.txt
     (tmp_path / "numbers.txt").write_text("1\n2\n")
@@ -346,10 +368,13 @@ def test_the_files_the_analysis_says_a_request_writes_become_checks(tmp_path: Pa
     assert [(c["label"], c["source"], c["passed"]) for c in out["checks"]] == [
         ("matches:sum.txt:\\S", "analysis", True)
     ]
-    # the schema offers only the new files the request names, and asks for them first
+    # the schema offers the files the request names, and asks for them first; only a new one
+    # becomes a check (an input to change is not a deliverable to check for text)
     (spec,) = model.tools_of("request_analyser")[0]
     parameters = spec["function"]["parameters"]
-    assert parameters["properties"]["files_to_write"]["items"] == {"enum": ["sum.txt"]}
+    assert parameters["properties"]["files_to_write"]["items"] == {
+        "enum": ["numbers.txt", "sum.txt"]
+    }
     assert parameters["required"][:2] == ["core_goal", "files_to_write"]
 
 

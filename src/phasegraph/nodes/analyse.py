@@ -68,31 +68,37 @@ def initial_values(context: Context) -> dict[str, Any]:
     }
 
 
-def named_new_files(request: str, context: Context) -> list[str]:
-    """File names the request mentions that are not in the workspace: likely deliverables."""
+def named_workspace_files(request: str, context: Context) -> tuple[list[str], list[str]]:
+    """File names the request mentions inside the workspace: all of them, and those not there.
+
+    Those not there yet are likely deliverables; the others may be inputs or files to change.
+    """
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
-    found = []
+    named, new = [], []
     for name in named_files(request):
         try:
-            if not (space.real_root / space.relative(name)).exists():
-                found.append(name)
+            there = (space.real_root / space.relative(name)).exists()
         except WorkspaceError:
             continue
-    return found
+        named.append(name)
+        if not there:
+            new.append(name)
+    return named, new
 
 
-def analysis_parameters(new_files: list[str]) -> dict[str, Any]:
-    """The analysis's schema, asking first which of the named new files the request writes.
+def analysis_parameters(named: list[str]) -> dict[str, Any]:
+    """The analysis's schema, asking first which of the named files the request writes.
 
     A small model left its checks empty for "write their sum to sum.txt" even when told the
     file was not there yet, and the run was then judged done with no file written; choosing
-    from the names the request gives is easier than composing a check. Each name chosen becomes
-    a check that the file holds some text (see `proposed_checks`).
+    from the names the request gives is easier than composing a check. Each new file chosen
+    becomes a check that the file holds some text (see `proposed_checks`), and any file chosen
+    keeps the tools that write files (see `facts.writes_needed`).
     """
     spec = function_spec("request_analyser", StructuredRequest)
     parameters: dict[str, Any] = spec["function"]["parameters"]
-    if new_files:
-        parameters["properties"]["files_to_write"]["items"] = {"enum": new_files}
+    if named:
+        parameters["properties"]["files_to_write"]["items"] = {"enum": named}
     required = [r for r in parameters.get("required", []) if r != "core_goal"]
     parameters["required"] = ["core_goal", "files_to_write", *required]
     return parameters
@@ -248,8 +254,8 @@ def analyse(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     limits = state.get("limits") or update["limits"]
     clarifications = state.get("clarifications", [])
     pairs = "\n".join(f"Q: {c['question']}\nA: {c['answer']}" for c in clarifications)
-    # looked up once: the prompt names the new files, and the schema offers them
-    new_files = named_new_files(state["request"], context)
+    # looked up once: the prompt names the new files, and the schema offers all named ones
+    named, new_files = named_workspace_files(state["request"], context)
     messages = [
         SystemMessage(prompts.ANALYSE_SYSTEM),
         HumanMessage(
@@ -266,7 +272,7 @@ def analyse(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
         StructuredRequest,
         messages,
         retries=context.max_parse_retries,
-        parameters=analysis_parameters(new_files),
+        parameters=analysis_parameters(named),
     )
     update |= call.counters(counted=False)
     if stops_run("analyse", call, state):
@@ -280,7 +286,7 @@ def analyse(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
         emit(runtime, "stage_fallback", node="analyse", action=action)
     checks = caller_checks(list(state.get("checks") or []))
     proposals = [c.model_dump() for c in request.checks] + [
-        {"kind": "exists", "path": name} for name in request.files_to_write
+        {"kind": "exists", "path": name} for name in request.files_to_write if name in new_files
     ]
     added, notes = proposed_checks(
         proposals, state["request"], {c["label"] for c in checks}, context

@@ -88,15 +88,17 @@ def phase_allowed_tools(
     """Tools the phase may use: its task type's rules, narrowed by the phase's own list.
 
     Reading tools stay in every phase, and tools that write files stay allowed while a check on
-    a file fails (see `allowed_tools`).
+    a file fails or when the analysis names files to write (see `allowed_tools`).
     """
     tools = deps.tools_for(context)
-    task_type = str((state.get("structured_request") or {}).get("task_type", ""))
+    request = state.get("structured_request") or {}
+    task_type = str(request.get("task_type", ""))
+    files = [str(f) for f in request.get("files_to_write") or []]
     return allowed_tools(
         tools,
         task_type,
         phase.get("allowed_tools") or [],
         context.tool_rules,
         always=read_only(tools),
-        needed=writes_needed(state.get("checks") or [], tools),
+        needed=writes_needed(state.get("checks") or [], tools, files),
     )

@@ -102,9 +102,18 @@ def assign_checks(checks: list[CheckRecord], phases: list[dict[str, Any]]) -> li
     return [{**c, "phase_id": owner.get(c["id"], "")} for c in checks]
 
 
-def writes_needed(checks: Iterable[CheckRecord], tools: Mapping[str, BaseTool]) -> set[str]:
-    """Tools the run's checks need: every tool that writes files, while a file check fails."""
-    if not any(c["kind"] in FILE_KINDS and c["passed"] is not True for c in checks):
+def writes_needed(
+    checks: Iterable[CheckRecord], tools: Mapping[str, BaseTool], files_to_write: Sequence[str] = ()
+) -> set[str]:
+    """Every tool that writes files, while a file check fails or the request names files to write.
+
+    Traced on the 1.5B model: it called "in config.ini, change debug = true to debug = false"
+    analysis work, which may not write, and, refused the file tools, tried sed round after
+    round until the budget ran out; the same analysis named config.ini among the files to
+    write.
+    """
+    failing = any(c["kind"] in FILE_KINDS and c["passed"] is not True for c in checks)
+    if not failing and not files_to_write:
         return set()
     return {name for name, tool in tools.items() if writes_files(tool)}
 

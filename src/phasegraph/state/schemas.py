@@ -59,7 +59,7 @@ class StructuredRequest(Result):
     )
     files_to_write: list[str] = Field(
         default_factory=list,
-        description="The files the request asks to create or write, by name; empty if none.",
+        description="The files the request asks to create, write or change; empty if none.",
     )
     requirements: list[str] = Field(default_factory=list, description="What must be delivered.")
     constraints: list[str] = Field(default_factory=list, description="Limits the work must keep.")
