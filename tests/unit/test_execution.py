@@ -551,3 +551,16 @@ def test_a_replan_that_reuses_a_finished_phase_id_gets_a_new_one(run) -> None:
         ("p2", "replanned"),
         ("p1-2", "completed"),
     ]
+
+
+def test_phases_of_several_rounds_on_one_tool_stay_as_planned() -> None:
+    # a long job on one tool (many records, read a level a round) is work, not a tool call
+    work = [phase(f"p{i}", 2, ["nap"]) for i in range(1, 4)]
+    script = make_script(
+        phase_planner=[{"phases": work, "execution_strategy": "in order"}],
+        plan_tool_call=[NAP, round_plan(("t2", "nap", {"seconds": 0.01, "label": "b"}))] * 3,
+        judge_tasks=[judgement()] * 3,
+    )
+    out, *_ = run_graph(script, sleepy_tools([]))
+    assert [p["id"] for p in out["phases"]] == ["p1", "p2", "p3"]
+    assert out["execution_strategy"] == "in order"

@@ -80,24 +80,31 @@ def fits_one_phase(state: State, phases: list[dict[str, Any]]) -> bool:
     """Whether several phases are a small job split into its tool calls.
 
     So they are when the request is simple; when all of them (of three or more: all but one)
-    are narrowed to a single tool (traced on the 1.5B model: "Read part1.txt", "Read
+    are single tool calls, `is_one_call` (traced on the 1.5B model: "Read part1.txt", "Read
     part2.txt", "Write full.txt", "Join", "Check full.txt" for joining two files, five phases
     of one round each, and the budget went on plans and judges before anything was written,
-    and its replan made the same five again); or when the phases
-    together need no more rounds than one phase may have and all of them but at most one
-    narrow their tools. A plan of phases that keep their tools open, or that need several
-    tools and more rounds, is kept as it is.
+    and its replan made the same five again); or when the phases together need no more rounds
+    than one phase may have and all of them but at most one narrow their tools. A plan of
+    phases that keep their tools open, or that need more rounds, is kept as it is.
     """
     if len(phases) < 2:
         return False
     if (state.get("structured_request") or {}).get("complexity") == "simple":
         return True
-    single_tool = sum(1 for p in phases if len(p.get("allowed_tools") or []) == 1)
-    if single_tool == len(phases) or (len(phases) > 2 and single_tool == len(phases) - 1):
+    calls = sum(1 for p in phases if is_one_call(p))
+    if calls == len(phases) or (len(phases) > 2 and calls == len(phases) - 1):
         return True
     rounds = sum(int(p["estimated_rounds"]) for p in phases)
     open_phases = sum(1 for p in phases if not p.get("allowed_tools"))
     return rounds <= MAX_ROUNDS and open_phases <= 1
+
+
+def is_one_call(phase: dict[str, Any]) -> bool:
+    """Whether a phase is a tool call in a phase's clothes: one round, narrowed to one tool.
+
+    Phases of several rounds on one tool (a long read of many records, say) are work.
+    """
+    return len(phase.get("allowed_tools") or []) == 1 and int(phase["estimated_rounds"]) <= 1
 
 
 def shaped(
