@@ -71,6 +71,9 @@ def _bind(fn: NodeFn, deps: Deps) -> Callable[..., Any]:
 
     node.__name__ = fn.__name__
     node.__doc__ = fn.__doc__
+    # LangGraph reads a node's annotations to infer its input schema, evaluating State's whole
+    # (string) annotations on every add_node; the graph's state schema is the input anyway.
+    node.__annotations__ = {}
     return node
 
 
