@@ -8,7 +8,7 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph
-from phasegraph.nodes import execute, round_start
+from phasegraph.nodes import execute, plan, round_start
 
 from scripts import judgement, make_script, phases, round_plan
 
@@ -37,17 +37,22 @@ def run(tools, script: dict[str, list[Any]], **settings: Any):
     return graph.get_state(config).values, nodes, graph, config
 
 
-def test_a_round_is_plan_its_tasks_and_judge_one_checkpoint_each(tools, tool_log) -> None:
+def test_a_round_after_the_first_is_its_tasks_then_judge_and_next_plan(tools, tool_log) -> None:
     out, nodes, graph, config = run(tools, TWO_ROUNDS)
     assert out["status"] == "completed"
     assert nodes == [
         "analyse", "phase_plan",
-        "plan", "run_task", "run_task", "judge",
-        "plan", "run_task", "judge",
+        "plan", "run_task", "run_task",
+        "judge", "run_task",  # the first judge planned round 2 and sent its task
+        "judge",
         "summarize",
     ]  # fmt: skip
-    # one checkpoint per super-step: the input, 2 stages, 3 a round, the summary
-    assert len(list(graph.get_state_history(config))) == 1 + 2 + 3 * 2 + 1 + 1
+    # one checkpoint per super-step: the input, 2 stages, the first plan, 2 a round (its
+    # tasks, its judge with the next plan), the summary, the end
+    assert len(list(graph.get_state_history(config))) == 1 + 2 + 1 + 2 * 2 + 1 + 1
+    # the judge's plan is the plan the plan node would have made
+    assert [r["tasks"][0]["arguments"]["text"] for r in out["rounds"]] == ["a", "c"]
+    assert [r["round_seq"] for r in out["rounds"]] == [1, 2]
     # a and b run at once (in either order), c in the next round
     texts = [c[1]["text"] for c in tool_log.calls]
     assert sorted(texts[:2]) == ["a", "b"] and texts[2:] == ["c"]
@@ -71,6 +76,28 @@ def test_a_first_wave_that_fails_is_made_again_by_the_execute_node(
     assert out["status"] == "failed"
     assert out["current_plan"]["tasks"][0]["id"] == "t1"
     assert out["llm_calls"] >= 3  # analyse, phase plan and the plan that was kept
+
+
+def test_a_next_plan_that_fails_in_the_judges_step_is_made_again_by_the_plan_node(
+    tools, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judgement is kept, and the error is recorded under plan's name, as before the merge."""
+    real = plan.plan
+    calls: list[int] = []
+
+    def second_fails(state, runtime, deps):
+        calls.append(1)
+        if len(calls) > 1:
+            raise RuntimeError("plan broke")
+        return real(state, runtime, deps)
+
+    monkeypatch.setattr(plan, "plan", second_fails)
+    out, nodes, _, _ = run(tools, TWO_ROUNDS)
+    assert nodes[-2:] == ["__default_error_handler__", "summarize"]  # the plan node's error
+    assert nodes.count("judge") == 1
+    assert out["error"]["node"] == "plan" and "plan broke" in out["error"]["message"]
+    assert [r["judgement"]["next_action"] for r in out["rounds"]] == ["continue_phase"]
+    assert len(calls) == 3  # the first plan, the judge's try, the plan node's
 
 
 def test_the_planned_state_is_the_state_langgraph_applies() -> None:

@@ -32,7 +32,6 @@ from phasegraph.nodes import (
     analyse,
     execute,
     human_review,
-    judge,
     phase_plan,
     replan,
     round_start,
@@ -263,7 +262,8 @@ def build_graph(
     builder.add_node("plan", _bind(round_start.plan_round, deps))
     builder.add_node("execute", _bind(execute.execute, deps))
     builder.add_node("run_task", _bind(run_task.run_task, deps), input_schema=TaskInput)
-    builder.add_node("judge", _bind(judge.judge, deps))
+    # judge, then the next round's plan and first wave in the same super-step (round_start)
+    builder.add_node("judge", _bind(round_start.judge_round, deps))
     builder.add_node("replan", _bind(replan.replan, deps))
     builder.add_node("human_review", human_review.human_review)
     builder.add_node("summarize", _bind(summarize.summarize, deps))
@@ -280,7 +280,11 @@ def build_graph(
         "execute", routing.route_after_execute, ["human_review", "judge", "run_task"]
     )
     builder.add_conditional_edges("run_task", routing.route_after_run_task)
-    builder.add_conditional_edges("judge", routing.route_after_judge)
+    builder.add_conditional_edges(
+        "judge",
+        routing.route_after_judge,
+        ["summarize", "human_review", "plan", "replan", "execute", "judge", "run_task"],
+    )
     builder.add_conditional_edges("replan", routing.route_after_replan)
     builder.add_conditional_edges("human_review", routing.route_after_human_review)
     builder.add_edge("summarize", END)

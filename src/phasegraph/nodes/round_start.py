@@ -1,17 +1,26 @@
-"""The graph's ``plan`` node: `plan`, then `execute`'s first wave, in one super-step.
+"""Super-steps that chain stages which wait for nothing between them (SPEC section 2's order).
 
-A round is plan -> execute -> run_task... -> judge (SPEC section 2). Every LangGraph super-step
-costs a checkpoint and a saved write of its node's result, which ``bench`` measured as most of
-phasegraph's overhead per tool action; the step from planning to dispatching waits for nothing
-(no model, no tool, no person). So the graph's ``plan`` node runs `plan` and, when the round
-goes on to `execute`, `execute` on the planned state in the same super-step: the first wave's
-tasks go straight to `run_task`, and a round takes one checkpoint fewer. The same functions run
-on the same state, in the same order, with the same progress events; `execute` still makes every
-later wave and resumes a round after a tool-permission review, as its own node.
+A round is plan -> execute -> run_task... -> judge, and after the judge, usually, the next plan.
+Every LangGraph super-step costs a checkpoint and a saved write of its node's result, which
+``bench`` measured as most of phasegraph's overhead per tool action; the steps from planning to
+dispatching and from judging to the next plan wait for no tool and no person. So:
+
+- the graph's ``plan`` node (`plan_round`) runs `plan` and, when the round goes on to
+  `execute`, `execute` on the planned state: the first wave's tasks go straight to `run_task`;
+- the graph's ``judge`` node (`judge_round`) runs `judge` and, when the run goes on to `plan`
+  (SPEC section 2, rules 3 and 6), `plan_round` on the judged state.
+
+A round then takes two checkpoints, as a ReAct loop's model call and tool call do. The same
+functions run on the same state, in the same order, with the same progress events; `execute`
+still makes every later wave and resumes a round after a tool-permission review, and `plan`
+still plans after the phase plan, a replan or a review, each as its own node. Should a chained
+stage raise, the stage before it is kept and the graph runs the failing one again as its own
+node, where an error is recorded under that node's name.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from functools import cache
 from typing import Any, get_type_hints
@@ -21,9 +30,10 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from phasegraph.context import Context
-from phasegraph.nodes import execute, plan, routing
+from phasegraph.nodes import execute, judge, plan, routing
 from phasegraph.nodes.deps import Deps
 from phasegraph.state import State
+from phasegraph.state.state import STAGE_COUNTERS
 
 Reducer = Callable[[Any, Any], Any]
 
@@ -31,21 +41,67 @@ Reducer = Callable[[Any, Any], Any]
 def plan_round(state: State, runtime: Runtime[Context], deps: Deps) -> Any:
     """Plan the round; if it goes on to `execute`, dispatch its first wave too."""
     update = plan.plan(state, runtime, deps)
+    return then(state, update, routing.route_after_plan, "execute", execute.execute, runtime, deps)
+
+
+def judge_round(state: State, runtime: Runtime[Context], deps: Deps) -> Any:
+    """Judge the round; if the run goes on to `plan`, plan the next round (and its wave) too.
+
+    The judged round keeps what its judge spent (``judge_use``), so a report still tells the
+    judge's use and time from the next plan's (`report.history`).
+    """
+    started = time.monotonic()
+    update = judge.judge(state, runtime, deps)
+    if isinstance(update, dict):
+        use: dict[str, float] = {key: update.get(key, 0) for key in STAGE_COUNTERS}
+        for record in update.get("rounds", []):
+            record["judge_use"] = use | {"seconds": round(time.monotonic() - started, 3)}
+    return then(state, update, routing.route_after_judge, "plan", plan_round, runtime, deps)
+
+
+def then(
+    state: State,
+    update: Any,
+    route: Callable[[State], Any],
+    goes_to: str,
+    stage: Callable[[State, Runtime[Context], Deps], Any],
+    runtime: Runtime[Context],
+    deps: Deps,
+) -> Any:
+    """``update``, followed by ``stage`` on the state after it when ``route`` goes to it there.
+
+    Should ``stage`` raise, ``update`` is kept: the graph routes to that stage's own node, which
+    runs it again and, should it fail again, records the error under its name, as before.
+    """
     if not isinstance(update, dict):
         return update
-    planned = advanced(state, update)
-    if routing.route_after_plan(planned) != "execute":
+    after = advanced(state, update)
+    if route(after) != goes_to:
         return update
     try:
-        wave = execute.execute(planned, runtime, deps)
+        more = stage(after, runtime, deps)
     except Exception:
-        # The plan is kept; the `execute` node runs the wave again and, should it fail again,
-        # the run records the error under that node's name, as it would have before.
         return update
-    # One write per key, except where a reducer folds both in order (the plan's `results: []`
-    # starts the round, then the wave's settled tasks join it).
-    first = {k: v for k, v in update.items() if k not in wave or k in _reducers()}
-    return [Command(update=first), wave]
+    parts = [c.update if isinstance(c, Command) else c for c in _as_list(more)]
+    return chained([update, *(p for p in parts if isinstance(p, dict))])
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def chained(updates: list[dict[str, Any]]) -> list[Command[Any]]:
+    """Updates of stages run one after another, as one node's writes in that order.
+
+    One write per key, except where a reducer folds them all in order (a plan's `results: []`
+    starts a round, then its wave's settled tasks join it; each stage's steps add up).
+    """
+    reducers = _reducers()
+    parts = []
+    for i, update in enumerate(updates):
+        later = {k for u in updates[i + 1 :] for k in u}
+        parts.append({k: v for k, v in update.items() if k not in later or k in reducers})
+    return [Command(update=part) for part in parts]
 
 
 def advanced(state: State, update: dict[str, Any]) -> State:

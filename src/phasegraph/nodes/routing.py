@@ -92,10 +92,18 @@ def route_after_run_task(state: State) -> Literal["execute", "judge"]:
     return "judge" if state.get("last_wave") else "execute"
 
 
-def route_after_judge(state: State) -> Literal["summarize", "human_review", "plan", "replan"]:
-    """SPEC section 2, after judge: the first rule that holds wins."""
+def route_after_judge(
+    state: State,
+) -> Literal["summarize", "human_review", "plan", "replan", "execute", "judge"] | list[Send]:
+    """SPEC section 2, after judge: the first rule that holds wins.
+
+    When the graph's judge node has planned the next round already (`nodes.round_start`), the
+    run goes where the plan would send it.
+    """
     if _must_stop(state):
         return "summarize"
+    if _planned_after_judge(state):
+        return route_after_plan(state)
     # 1. the step budget is spent
     if budget_spent(state):
         return "summarize"
@@ -113,6 +121,18 @@ def route_after_judge(state: State) -> Literal["summarize", "human_review", "pla
         return "replan"
     # 6. continue_phase, retry_failed
     return _plan_or_summarize(state)
+
+
+def _planned_after_judge(state: State) -> bool:
+    """Whether a plan was made since the last round was judged: a new round, or none at all.
+
+    The judge keeps the plan it judged; only a plan makes the next round (a new ``round_seq``)
+    or, when no usable plan came, drops it (``current_plan`` None, its phase ended short).
+    """
+    rounds = state.get("rounds") or []
+    if not rounds:
+        return False
+    return state.get("current_plan") is None or state.get("round_seq", 0) > rounds[-1]["round_seq"]
 
 
 def route_after_replan(state: State) -> Literal["summarize", "human_review", "plan"]:

@@ -16,6 +16,8 @@ from typing import Any, Protocol
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
+from phasegraph.state.state import STAGE_COUNTERS
+
 # Stages in the order a run meets them; a chart lists them so.
 STAGE_ORDER = (
     "analyse",
@@ -28,7 +30,7 @@ STAGE_ORDER = (
     "human_review",
     "summarize",
 )
-COUNTERS = ("step_count", "llm_calls", "prompt_tokens", "completion_tokens")
+COUNTERS = STAGE_COUNTERS
 ROUND_NODES = frozenset({"plan", "execute", "run_task", "judge"})
 
 
@@ -64,18 +66,16 @@ def history_of(snapshots: list[StateSnapshot]) -> dict[str, Any]:
             continue
         a, b = before.values or {}, after.values or {}
         seconds = _seconds(before.created_at, after.created_at)
-        stage = "+".join(names)
-        empty = {"stage": stage, "seconds": 0.0, **dict.fromkeys(COUNTERS, 0)}
-        row = stages.setdefault(stage, empty)
-        for key in COUNTERS:
-            row[key] += max(0, int(b.get(key) or 0) - int(a.get(key) or 0))
+        grown = {key: max(0, int(b.get(key) or 0) - int(a.get(key) or 0)) for key in COUNTERS}
         if "human_review" in names:
+            _add(stages, "+".join(names), grown, 0.0)
             events.append(_review(a, b, seconds))
             continue  # time spent waiting for a person is no stage's work
-        row["seconds"] += seconds
-        if set(names) <= ROUND_NODES and b.get("round_seq"):
-            key = str(b["round_seq"])
-            round_seconds[key] = round_seconds.get(key, 0.0) + seconds
+        for stage, use, took, round_seq in _split(names, a, b, grown, seconds):
+            _add(stages, stage, use, took)
+            if set(names) <= ROUND_NODES and round_seq:
+                key = str(round_seq)
+                round_seconds[key] = round_seconds.get(key, 0.0) + took
         if "replan" in names:
             events.append(_replan(a, b))
     order = {name: i for i, name in enumerate(STAGE_ORDER)}
@@ -88,6 +88,40 @@ def history_of(snapshots: list[StateSnapshot]) -> dict[str, Any]:
         "round_seconds": {k: round(v, 3) for k, v in round_seconds.items()},
         "events": events,
     }
+
+
+def _add(
+    stages: dict[str, dict[str, Any]], stage: str, use: Mapping[str, int], took: float
+) -> None:
+    row = stages.setdefault(stage, {"stage": stage, "seconds": 0.0, **dict.fromkeys(COUNTERS, 0)})
+    for key in COUNTERS:
+        row[key] += use[key]
+    row["seconds"] += took
+
+
+def _split(
+    names: list[str],
+    a: Mapping[str, Any],
+    b: Mapping[str, Any],
+    grown: dict[str, int],
+    seconds: float,
+) -> list[tuple[str, dict[str, int], float, Any]]:
+    """A super-step's use and time, by stage, each with the round it belongs to.
+
+    The graph's judge node may plan the next round in the same step (`nodes.round_start`);
+    the judged round then says what its judge spent, and the rest is the next round's plan.
+    """
+    judged = (b.get("rounds") or [{}])[-1]
+    use = judged.get("judge_use")
+    if names != ["judge"] or not use or b.get("round_seq") == a.get("round_seq"):
+        return [("+".join(names), grown, seconds, b.get("round_seq"))]
+    mine = {key: min(grown[key], int(use.get(key, 0))) for key in COUNTERS}
+    rest = {key: grown[key] - mine[key] for key in COUNTERS}
+    took = min(seconds, float(use.get("seconds", 0.0)))
+    return [
+        ("judge", mine, took, judged.get("round_seq")),
+        ("plan", rest, seconds - took, b.get("round_seq")),
+    ]
 
 
 def _seconds(start: str | None, end: str | None) -> float:

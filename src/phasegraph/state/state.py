@@ -96,6 +96,10 @@ def merge_results(old: list[TaskResult], new: list[TaskResult]) -> list[TaskResu
     return list(merged.values())
 
 
+#: The counters every stage adds to (`report.history` tells them by stage).
+STAGE_COUNTERS = ("step_count", "llm_calls", "prompt_tokens", "completion_tokens")
+
+
 class RoundRecord(TypedDict):
     """One finished round: its plan, its results and the judge's view."""
 
@@ -111,6 +115,8 @@ class RoundRecord(TypedDict):
     """One result per task."""
     judgement: dict[str, Any]
     """The normalised `Judgement`."""
+    judge_use: NotRequired[dict[str, float]]
+    """Its judge's steps, model calls, tokens and seconds, when the next plan shared its step."""
 
 
 class PhaseOutcome(TypedDict):
