@@ -13,6 +13,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
 from phasegraph.errors import CheckError
+from phasegraph.nodes.facts import copied_inputs
 from phasegraph.report import render
 
 from scripts import (
@@ -312,6 +313,11 @@ def test_a_file_the_analysis_says_the_request_changes_keeps_the_writing_tools(
     (tmp_path / "config.ini").write_text("debug = true\n")
     out, _, _ = start(tmp_path, steps, request=request)
     assert out["rounds"][0]["results"][0]["status"] == "refused"  # named nothing: the rule stands
+    # a user's own rules stand even when the analysis names the file
+    steps = script(request_analyser=[analysis], plan_tool_call=[edit])
+    rules = {"analysis": {"forbidden": ["edit_file", "write_file", "run_command"]}}
+    out, _, _ = start(tmp_path, steps, request=request, tool_rules=rules)
+    assert out["rounds"][0]["results"][0]["status"] == "refused"
 
 
 def test_a_write_planned_beside_a_read_waits_for_the_next_round(tmp_path: Path) -> None:
@@ -403,9 +409,10 @@ def test_a_proposed_text_must_be_one_the_request_gives(
 @pytest.mark.parametrize(
     ("text", "kept"),
     [
-        ("timeout", False),  # quoted, but settings.json holds it: the name of a field
+        ("timeout", False),  # quoted, but settings.json holds it as a key: a field's name
         ("TIMEOUT", False),  # in any case
         ("45 seconds", True),  # quoted and in no input: a text given for out.txt
+        ("45", True),  # a value settings.json holds may still be what out.txt must hold
     ],
 )
 def test_a_quoted_name_an_input_holds_is_not_a_text_to_write(
@@ -414,14 +421,14 @@ def test_a_quoted_name_an_input_holds_is_not_a_text_to_write(
     # the 1.5B model proposed that timeout.txt must contain "timeout", and the plan, told by
     # that check what was still to do, wrote the field's name where its value belonged
     (tmp_path / "settings.json").write_text('{"retries": 5, "timeout": 45}\n')
-    request = 'Read settings.json and write its "timeout" field, as "45 seconds", to out.txt.'
+    request = 'Write its "timeout" field from settings.json, "45" or "45 seconds", to out.txt.'
     proposal = {"kind": "contains", "path": "out.txt", "text": text}
     steps = script(request_analyser=[{**ANALYSIS, "checks": [proposal]}])
     out, _, _ = start(tmp_path, steps, request=request)
     assert [c["label"] for c in out["checks"]] == ([f"contains:out.txt:{text}"] if kept else [])
     if not kept:
         notes = out["structured_request"]["check_notes"]
-        assert any("already in settings.json" in n for n in notes)
+        assert any("a key in settings.json" in n for n in notes)
 
 
 def test_plans_and_judges_are_shown_the_workspace_files_as_code_lists_them(
@@ -514,9 +521,24 @@ def test_a_judge_that_calls_a_copy_of_the_input_done_is_overruled(tmp_path: Path
 
 
 def test_a_copy_the_request_asks_for_is_done(tmp_path: Path) -> None:
-    (tmp_path / "notes.txt").write_text("keep this\n")
-    copied = round_plan(("w", "write_file", {"path": "notes.bak", "content": "keep this\n"}))
+    (tmp_path / "notes.txt").write_text("keep this\nand this\n")
+    backup = {"path": "notes.bak", "content": "keep this\nand this"}
+    copied = round_plan(("w", "write_file", backup))
     steps = script(plan_tool_call=[copied], judge_tasks=[DONE])
     out, _, _ = start(tmp_path, steps, request="Make a backup of notes.txt as notes.bak.")
     assert "overridden" not in out["rounds"][0]["judgement"]
     assert out["status"] == "completed"
+
+
+def test_a_copy_is_a_file_written_with_an_input_of_several_lines(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("a\nb\n")
+    (tmp_path / "n.txt").write_text("42\n")
+    (tmp_path / "out.txt").write_text("a\nb")
+    (tmp_path / "one.txt").write_text("42")
+    context = Context(workspace=str(tmp_path))
+    request = "Use notes.txt and n.txt to write out.txt and one.txt."
+    assert copied_inputs(["out.txt"], request, context) == {"out.txt": "notes.txt"}
+    assert copied_inputs(["one.txt"], request, context) == {}  # a value of one line, written on
+    (tmp_path / "out.txt").write_text("a\n  b")
+    assert copied_inputs(["out.txt"], request, context) == {}  # reformatted is not copied
+    assert copied_inputs(["./notes.txt"], request, context) == {}  # the input itself, edited

@@ -8,6 +8,7 @@ not already hold before any work: otherwise it would check the model's guess, no
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -157,20 +158,22 @@ def not_a_deliverable(check: dict[str, Any], request: str, space: Workspace) -> 
 def held_by_input(text: str, request: str, space: Workspace) -> str | None:
     """Why ``text`` is a name the request points at in an input, if it is one.
 
-    A quoted text that a file the request names already holds is that file's own (a field, a
-    key, a heading): "write the value of its "timeout" field to timeout.txt" made the 1.5B
-    model propose that timeout.txt must contain "timeout", and the plan, told by that check
-    what was still to do, wrote the field's name where its value belonged. Dropping a check
-    only loses a guard; a wrong one steers the work.
+    A quoted text that a file the request names holds as a key (a JSON field, an INI or YAML
+    setting: the text, maybe quoted, then ":" or "=") is that file's own name for a value:
+    "write the value of its "timeout" field to timeout.txt" made the 1.5B model propose that
+    timeout.txt must contain "timeout", and the plan, told by that check what was still to do,
+    wrote the field's name where its value belonged. A value the input holds ("1.2.3" read out
+    of package.json) is still a text the request may give. Dropping a check only loses a
+    guard; a wrong one steers the work.
     """
-    wanted = text.casefold()
+    key = re.compile(r"""(?:^|[\s{,\["'])""" + re.escape(text) + r"""["']?\s*[:=]""", re.I | re.M)
     for name in named_files(request):
         try:
             data, _size = space.read_bytes(space.relative(name), space.max_read_bytes)
         except (OSError, WorkspaceError):
             continue  # not there (a deliverable), a folder, or outside the workspace
-        if wanted in data.decode("utf-8", errors="replace").casefold():
-            return f"{text!r} is already in {name}: a name in an input, not a text to write"
+        if key.search(data.decode("utf-8", errors="replace")):
+            return f"{text!r} is a key in {name}: a name in an input, not a text to write"
     return None
 
 

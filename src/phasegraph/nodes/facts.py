@@ -243,23 +243,37 @@ def copied_inputs(changed: Sequence[str], request: str, context: Context) -> dic
     Traced on the 1.5B model: asked to write the sum of numbers.txt to sum.txt, it wrote the
     numbers themselves; asked for the count of ERROR lines in app.log, it wrote the whole log
     to errors.txt; its judge called both done. A file the request names that the phase has
-    not changed is an input; a changed file with its very text (spaces aside) is a copy.
+    not changed is an input; a changed file with its very text (its ends trimmed) is a copy.
+    An input of one line is left out: its text may well be the answer (a value written on).
+    Known blind spot: a result that happens to equal its input (sorting a sorted file).
     """
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
 
-    def text(path: str) -> str | None:
+    def where(path: str) -> str | None:
         try:
-            data, size = space.read_bytes(space.relative(path), COPY_COMPARED_BYTES)
+            return str(space.relative(path))
+        except WorkspaceError:
+            return None
+
+    def text(rel: str) -> str | None:
+        try:
+            data, size = space.read_bytes(space.relative(rel), COPY_COMPARED_BYTES)
         except (OSError, WorkspaceError):
             return None
-        words = " ".join(data.decode("utf-8", errors="replace").split())
-        return words if words and size <= COPY_COMPARED_BYTES else None
+        held = data.decode("utf-8", errors="replace").strip()
+        return held if size <= COPY_COMPARED_BYTES else None
 
-    inputs = {name: text(name) for name in named_files(request) if name not in changed}
+    written = {rel: path for path in changed if (rel := where(path))}
+    inputs: dict[str, str] = {}
+    for name in named_files(request):
+        rel = where(name)
+        held = text(rel) if rel and rel not in written else None
+        if held and sum(1 for line in held.splitlines() if line.strip()) > 1:
+            inputs[name] = held
     copies: dict[str, str] = {}
-    for path in changed:
-        held = text(path)
-        source = next((n for n, t in inputs.items() if held is not None and t == held), None)
+    for rel, path in written.items():
+        held = text(rel) if inputs else None
+        source = next((n for n, t in inputs.items() if held and t == held), None)
         if source:
             copies[path] = source
     return copies

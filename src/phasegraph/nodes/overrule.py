@@ -22,7 +22,9 @@ from phasegraph.state import CheckRecord, TaskResult
 COMPLETED_RATE = 0.5
 
 #: Words by which a request asks for a file to be copied as it is.
-ASKS_FOR_A_COPY = re.compile(r"\b(cop(y|ies|ied|ying)|duplicat\w*|back\s?ups?|clon\w*)\b", re.I)
+ASKS_FOR_A_COPY = re.compile(
+    r"\b(cop(y|ies|ied|ying)|duplicat\w*|back\s?ups?|clon\w*|mirror\w*)\b", re.I
+)
 
 
 def _claims_done(judgement: dict[str, Any]) -> bool:
