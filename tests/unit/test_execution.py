@@ -564,3 +564,8 @@ def test_phases_of_several_rounds_on_one_tool_stay_as_planned() -> None:
     out, *_ = run_graph(script, sleepy_tools([]))
     assert [p["id"] for p in out["phases"]] == ["p1", "p2", "p3"]
     assert out["execution_strategy"] == "in order"
+    # nor is a look, a change of several rounds and a test run (all but one a call: not enough)
+    work = [phase("p1", 1, ["read_file"]), phase("p2", 3), phase("p3", 1, ["nap"])]
+    script["phase_planner"] = [{"phases": work, "execution_strategy": "in order"}]
+    out, *_ = run_graph(script, sleepy_tools([]))
+    assert [p["id"] for p in out["phases"]] == ["p1", "p2", "p3"]

@@ -115,6 +115,19 @@ class TestAfterJudge:
         )
         assert routing.route_after_judge(s) == "human_review"
 
+    def test_a_next_round_the_judge_node_planned_goes_where_the_plan_would(self) -> None:
+        judged = [{"round_seq": 1}]
+        sent = state(rounds=judged, round_seq=2, dispatch=[{"task": {"id": "t1"}}])
+        assert [s.node for s in routing.route_after_judge(sent)] == ["run_task"]
+        # no usable plan came: its phase ended short, and the last phase's end summarizes
+        none = state(rounds=judged, round_seq=1, current_plan=None, phase_index=2)
+        assert routing.route_after_judge(none) == "summarize"
+        # a pause (a replan review Studio's state edit lands on) is not skipped
+        paused = state(
+            rounds=judged, round_seq=1, current_plan=None, pending_review={"kind": "replan_review"}
+        )
+        assert routing.route_after_judge(paused) == "human_review"
+
     def test_rule3_phase_completed_goes_to_next_phase(self) -> None:
         s = state(
             phase_index=1, judgement={"next_action": "end_phase", "phase_ended_by": "completed"}

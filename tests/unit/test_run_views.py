@@ -14,7 +14,7 @@ from rich.console import Console
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
 from phasegraph.cli.tree import run_tree
 from phasegraph.report import build_report, render
-from phasegraph.report.history import run_history
+from phasegraph.report.history import _split, run_history
 
 from scripts import MULTI_PHASE_CHECKS, ToolLog, make_script, make_slow_tools, multi_phase_script
 
@@ -153,3 +153,27 @@ def test_a_paused_run_shows_what_it_waits_for(tmp_path: Path) -> None:
     text = console.export_text()
     assert "waiting for a person: plan_review" in text and "p1. phase p1: finish p1" in text
     assert "waiting for a person: plan_review" in render("multi", values, "html", history)
+
+
+def test_a_judge_step_that_also_planned_is_split_between_judge_and_plan() -> None:
+    # the graph's judge node plans the next round in its step (nodes.round_start); a plan that
+    # came to nothing leaves the round number as it was, and is still the plan's
+    use = {"step_count": 1, "llm_calls": 1, "prompt_tokens": 10, "completion_tokens": 5}
+    judged = {"round_seq": 1, "judge_use": use | {"seconds": 0.5}}
+    before = {"round_seq": 1, "step_count": 4, "llm_calls": 4, "prompt_tokens": 100}
+    before["completion_tokens"] = 50
+    after = {"round_seq": 1, "rounds": [judged], "step_count": 8, "llm_calls": 8}
+    after |= {"prompt_tokens": 140, "completion_tokens": 70}
+    grown = {"step_count": 4, "llm_calls": 4, "prompt_tokens": 40, "completion_tokens": 20}
+    (judge, jused, jsec, jround), (plan, pused, psec, pround) = _split(
+        ["judge"], before, after, grown, 2.0
+    )
+    assert (judge, jused, jsec, jround) == ("judge", use, 0.5, 1)
+    assert (plan, pused, psec, pround) == (
+        "plan",
+        {"step_count": 3, "llm_calls": 3, "prompt_tokens": 30, "completion_tokens": 15},
+        1.5,
+        1,
+    )
+    # a judge step that planned nothing is the judge's alone
+    assert _split(["judge"], before, after, use, 0.6) == [("judge", use, 0.6, 1)]

@@ -17,7 +17,7 @@ from phasegraph.nodes.facts import read_only, writes_needed
 from phasegraph.state import RoundRecord, State
 from phasegraph.storage.journal import ToolJournal, journal_for
 from phasegraph.tools.builtin import Toolbox, WorkspaceSettings
-from phasegraph.tools.constraints import allowed_tools
+from phasegraph.tools.constraints import DEFAULT_TOOL_RULES, allowed_tools
 
 
 @dataclass
@@ -88,12 +88,16 @@ def phase_allowed_tools(
     """Tools the phase may use: its task type's rules, narrowed by the phase's own list.
 
     Reading tools stay in every phase, and tools that write files stay allowed while a check on
-    a file fails or when the analysis names files to write (see `allowed_tools`).
+    a file fails or, under the built-in rules, when the analysis names files to write (see
+    `allowed_tools`).
     """
     tools = deps.tools_for(context)
     request = state.get("structured_request") or {}
     task_type = str(request.get("task_type", ""))
-    files = [str(f) for f in request.get("files_to_write") or []]
+    # The built-in rules forbid writing for research and analysis, where nothing changes; an
+    # analysis that names files to write says its type guess was wrong. A user's rules stand.
+    named = request.get("files_to_write") or [] if context.tool_rules == DEFAULT_TOOL_RULES else []
+    files = [str(f) for f in named]
     return allowed_tools(
         tools,
         task_type,

@@ -79,20 +79,22 @@ def one_phase(
 def fits_one_phase(state: State, phases: list[dict[str, Any]]) -> bool:
     """Whether several phases are a small job split into its tool calls.
 
-    So they are when the request is simple; when all of them (of three or more: all but one)
-    are single tool calls, `is_one_call` (traced on the 1.5B model: "Read part1.txt", "Read
-    part2.txt", "Write full.txt", "Join", "Check full.txt" for joining two files, five phases
-    of one round each, and the budget went on plans and judges before anything was written,
-    and its replan made the same five again); or when the phases together need no more rounds
-    than one phase may have and all of them but at most one narrow their tools. A plan of
-    phases that keep their tools open, or that need more rounds, is kept as it is.
+    So they are when the request is simple; when all of them (of three or more one-round
+    phases: all but one) are single tool calls, `is_one_call` (traced on the 1.5B model: "Read
+    part1.txt", "Read part2.txt", "Write full.txt", "Join", "Check full.txt" for joining two
+    files, five phases of one round each, and the budget went on plans and judges before
+    anything was written, and its replan made the same five again); or when the phases
+    together need no more rounds than one phase may have and all of them but at most one
+    narrow their tools. A plan of phases that keep their tools open, or that need more
+    rounds, is kept as it is.
     """
     if len(phases) < 2:
         return False
     if (state.get("structured_request") or {}).get("complexity") == "simple":
         return True
     calls = sum(1 for p in phases if is_one_call(p))
-    if calls == len(phases) or (len(phases) > 2 and calls == len(phases) - 1):
+    one_round = all(int(p["estimated_rounds"]) <= 1 for p in phases)
+    if calls == len(phases) or (len(phases) > 2 and calls == len(phases) - 1 and one_round):
         return True
     rounds = sum(int(p["estimated_rounds"]) for p in phases)
     open_phases = sum(1 for p in phases if not p.get("allowed_tools"))

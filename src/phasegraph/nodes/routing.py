@@ -102,7 +102,8 @@ def route_after_judge(
     """
     if _must_stop(state):
         return "summarize"
-    if _planned_after_judge(state):
+    # a pause the next round's first wave asked for goes by rules 1 and 2, as after execute
+    if _planned_after_judge(state) and not state.get("pending_review"):
         return route_after_plan(state)
     # 1. the step budget is spent
     if budget_spent(state):

@@ -109,11 +109,13 @@ def _split(
     """A super-step's use and time, by stage, each with the round it belongs to.
 
     The graph's judge node may plan the next round in the same step (`nodes.round_start`);
-    the judged round then says what its judge spent, and the rest is the next round's plan.
+    the judged round says what its judge spent, and anything more is the next plan's (also a
+    plan that came to nothing, which leaves the round number as it was).
     """
     judged = (b.get("rounds") or [{}])[-1]
     use = judged.get("judge_use")
-    if names != ["judge"] or not use or b.get("round_seq") == a.get("round_seq"):
+    planned = use and any(grown[key] > int(use.get(key, 0)) for key in COUNTERS)
+    if names != ["judge"] or not planned:
         return [("+".join(names), grown, seconds, b.get("round_seq"))]
     mine = {key: min(grown[key], int(use.get(key, 0))) for key in COUNTERS}
     rest = {key: grown[key] - mine[key] for key in COUNTERS}
