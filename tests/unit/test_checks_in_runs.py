@@ -542,3 +542,37 @@ def test_a_copy_is_a_file_written_with_an_input_of_several_lines(tmp_path: Path)
     (tmp_path / "out.txt").write_text("a\n  b")
     assert copied_inputs(["out.txt"], request, context) == {}  # reformatted is not copied
     assert copied_inputs(["./notes.txt"], request, context) == {}  # the input itself, edited
+
+
+def test_a_file_this_run_has_not_read_is_not_written_over_whole(tmp_path: Path) -> None:
+    # the 1.5B model wrote a stub over src/util/dates.py, the file its answer was to name
+    source = "def parse_date(text):\n    return text.split('-')\n"
+    (tmp_path / "src" / "util").mkdir(parents=True)
+    (tmp_path / "src" / "util" / "dates.py").write_text(source)
+    stub = {"path": "./src/util/dates.py", "content": "def parse_date(d):  # your code here"}
+    first = round_plan(
+        ("w", "write_file", stub),
+        ("a", "write_file", {"path": "answer.txt", "content": "src/util/dates.py"}),
+    )
+    read = round_plan(("r", "read_file", {"path": "src/util/dates.py"}))
+    after_read = round_plan(("w2", "write_file", stub))
+    go_on = judgement("continue_phase", completed=False, rate=0.5)
+    steps = script(
+        phase_planner=[phases("p1", rounds=3)],
+        plan_tool_call=[first, read, after_read],
+        judge_tasks=[go_on, go_on, DONE],
+    )
+    request = "Find the file that defines parse_date and write its path to answer.txt."
+    out, _, model = start(tmp_path, steps, request=request)
+    skipped, answered = out["rounds"][0]["results"]
+    assert skipped["status"] == "skipped" and "has not read it" in skipped["output"]
+    assert answered["status"] == "ok"  # a new file is written as planned
+    assert "has not read it" in model.calls_of("plan_tool_call")[1][-1].content
+    # once read, the file may be written whole: the plan knows what it replaces
+    assert out["rounds"][2]["results"][0]["status"] == "ok"
+    assert (tmp_path / "src/util/dates.py").read_text() == stub["content"]
+    # a file the request names and the prompts showed whole counts as read
+    (tmp_path / "n.txt").write_text("1\n")
+    over = round_plan(("w", "write_file", {"path": "n.txt", "content": "2\n"}))
+    out, _, _ = start(tmp_path, script(plan_tool_call=[over]), request="Set n.txt to 2.")
+    assert out["rounds"][0]["results"][0]["status"] == "ok"

@@ -27,12 +27,14 @@ from phasegraph.nodes.deps import (
     phase_window,
     thread_id,
 )
-from phasegraph.nodes.facts import read_only, writes_files
+from phasegraph.nodes.facts import fully_shown_files, read_only, writes_files
 from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
 from phasegraph.progress import emit
 from phasegraph.state import State, TaskInput, TaskOutcome, TaskResult, ToolViolation
 from phasegraph.storage.journal import journal_key
+from phasegraph.tools.base import is_idempotent
 from phasegraph.tools.constraints import refusal_reason
+from phasegraph.tools.workspace import Workspace, WorkspaceError
 
 
 def task_result(
@@ -84,6 +86,60 @@ def blind_writes(
     return {t["id"]: why for t in tasks if writes_files(tools.get(t["tool"]))}
 
 
+def unseen_overwrites(
+    tasks: list[dict[str, Any]],
+    tools: Mapping[str, BaseTool],
+    seen: Iterable[TaskResult],
+    state: State,
+    context: Context,
+) -> dict[str, str]:
+    """Whole-file writes over a file that is there and that this run has not seen, with why.
+
+    Traced on the 1.5B model: asked which file defines parse_date and to write its path to
+    answer.txt, it wrote a stub over src/util/dates.py, the very file the answer was, round
+    after round: a user's file lost for nothing. A tool that writes a whole file (it declares
+    ``writes`` and is idempotent: the same bytes again) replaces what is there; over a file no
+    read of this run returned, no write of this run made and no prompt showed whole, it is
+    not run, and the plan is told to read the file first. Edits (old text for new) are left
+    to the tool, which refuses a text that is not there.
+    """
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+
+    def where(path: object) -> str | None:
+        if not isinstance(path, str) or not path.strip():
+            return None
+        try:
+            return str(space.relative(path.strip()))
+        except WorkspaceError:
+            return None
+
+    def written_by(tool: BaseTool | None) -> str | None:
+        """The argument naming the file a tool writes, if it writes one."""
+        return (tool.metadata or {}).get("writes") if tool is not None else None
+
+    reading = read_only(tools)
+    known: set[str] = set()
+    for result in seen:
+        argument = "path" if result["tool"] in reading else written_by(tools.get(result["tool"]))
+        rel = where(result["arguments"].get(argument)) if argument else None
+        if result["status"] == "ok" and rel:
+            known.add(rel)
+    known |= {rel for name in fully_shown_files(state["request"], context) if (rel := where(name))}
+    unseen: dict[str, str] = {}
+    for task in tasks:
+        tool = tools.get(task["tool"])
+        argument = written_by(tool)
+        if tool is None or not argument or not is_idempotent(tool):
+            continue
+        rel = where(task["arguments"].get(argument))
+        if rel and rel not in known and (space.real_root / rel).is_file():
+            unseen[task["id"]] = (
+                f"not run: {rel} is there and this run has not read it, so writing it whole "
+                "would lose what it holds; read it first, or write a new file"
+            )
+    return unseen
+
+
 def round_elapsed(results: list[TaskResult]) -> float:
     """Time the round's waves took so far: waves run one after another, tasks within at once."""
     longest: dict[int, float] = {}
@@ -102,6 +158,10 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     allowed = set(phase_allowed_tools(state, phase, deps, context))
     earlier = (r for record in phase_window(state) for r in record["results"])
     blind = blind_writes(tasks, available, earlier)
+    every = [r for record in state.get("rounds") or [] for r in record["results"]]
+    blind |= unseen_overwrites(
+        tasks, available, [*every, *state.get("results", [])], state, context
+    )
     decisions = state.get("tool_decisions") or {}
     asks_permission = limits_of(state)["review"] == "all"
     done: dict[str, TaskResult] = {r["task_id"]: r for r in state.get("results", [])}

@@ -213,6 +213,20 @@ def named_files(request: str) -> list[str]:
     return list(dict.fromkeys(m.group(1) for m in _FILE_NAME.finditer(request)))
 
 
+def fully_shown_files(request: str, context: Context) -> list[str]:
+    """The files the request names that `request_files` shows whole to plans and judges."""
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    shown = []
+    for name in named_files(request)[:FILES_SHOWN]:
+        try:
+            _data, size = space.read_bytes(space.relative(name), 0)
+        except (OSError, WorkspaceError):
+            continue
+        if size <= NAMED_PREVIEW_CHARS:  # its preview is its whole text
+            shown.append(name)
+    return shown
+
+
 def request_files(request: str, context: Context, tools: Mapping[str, BaseTool]) -> str:
     """The files the request names as they are now, read by code, for plans and judges.
 
