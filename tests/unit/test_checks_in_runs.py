@@ -576,3 +576,24 @@ def test_a_file_this_run_has_not_read_is_not_written_over_whole(tmp_path: Path) 
     over = round_plan(("w", "write_file", {"path": "n.txt", "content": "2\n"}))
     out, _, _ = start(tmp_path, script(plan_tool_call=[over]), request="Set n.txt to 2.")
     assert out["rounds"][0]["results"][0]["status"] == "ok"
+
+
+def test_a_last_phase_that_wrote_none_of_the_files_the_request_changes_is_not_done(
+    tmp_path: Path,
+) -> None:
+    # the 1.5B model read greet.py, planned no edit, and its judge called the rename done
+    (tmp_path / "greet.py").write_text("def hello():\n    pass\n")
+    read = round_plan(("r", "read_file", {"path": "greet.py"}))
+    edit = round_plan(
+        ("e", "edit_file", {"path": "greet.py", "old_text": "hello", "new_text": "greet"})
+    )
+    analysis = {**ANALYSIS, "files_to_write": ["greet.py"]}
+    steps = script(request_analyser=[analysis], plan_tool_call=[read, edit], judge_tasks=[DONE] * 2)
+    out, _, model = start(tmp_path, steps, request="In greet.py, rename hello to greet.")
+    first, second = (r["judgement"] for r in out["rounds"])
+    assert first["phase_completed"] is False
+    assert "no file the request writes or changes was written (greet.py)" in first["overridden"]
+    next_plan = model.calls_of("plan_tool_call")[1][-1].content
+    assert "no file the request writes or changes" in next_plan
+    assert second["phase_completed"] is True and out["status"] == "completed"
+    assert "def greet()" in (tmp_path / "greet.py").read_text()

@@ -35,6 +35,7 @@ from phasegraph.nodes.human_review import person_available
 from phasegraph.nodes.overrule import (
     COMPLETED_RATE,
     hold_to_checks,
+    hold_to_named_files,
     hold_to_sources,
     hold_to_writes,
 )
@@ -255,6 +256,13 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     hold_to_checks(judgement, failing)
     hold_to_writes(judgement, results, changed, available)
     hold_to_sources(judgement, copies, state["request"])
+    every = [r for record in state.get("rounds") or [] for r in record["results"]]
+    hold_to_named_files(
+        judgement,
+        [str(f) for f in (state.get("structured_request") or {}).get("files_to_write") or []],
+        changed_files([*every, *results], available),
+        state["phase_index"] + 1 >= len(state["phases"]),
+    )
     judgement |= {
         "phase_id": phase["id"],
         "round": round_no,

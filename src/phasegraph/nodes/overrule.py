@@ -3,8 +3,9 @@
 The judge is a model; what it may not claim is decided here, from facts code computed: a phase
 is not done while one of its checks fails, nor when the writes its round planned never ran and
 no file changed, nor when a file it wrote is a copy of an input the request did not ask to
-copy. An overruled judgement goes on (``continue_phase``) and says why (``overridden``); the
-round limit and the budget still end the phase.
+copy, nor, for the last phase, when no file the request writes or changes was written. An
+overruled judgement goes on (``continue_phase``) and says why (``overridden``); the round
+limit and the budget still end the phase.
 """
 
 from __future__ import annotations
@@ -91,4 +92,29 @@ def hold_to_sources(judgement: dict[str, Any], copies: Mapping[str, str], reques
             judgement,
             "; ".join(f"{path} holds the same text as {source}" for path, source in copies.items())
             + ": copied, not made from it as the request asks",
+        )
+
+
+def hold_to_named_files(
+    judgement: dict[str, Any], named: list[str], written: list[str], last_phase: bool
+) -> None:
+    """Override a last phase called done while no file the request writes or changes was written.
+
+    Traced on the 1.5B model: asked to rename a function in greet.py, its round read the file,
+    planned no edit, and its judge called the rename done. ``named``: the files the analysis
+    says the request writes or changes (``files_to_write``); ``written``: the files the run's
+    tools wrote, in any phase. Earlier phases may well only read; the last one ends the work.
+    """
+    def norm(path: str) -> str:
+        return path.strip().removeprefix("./")
+
+    done = {norm(p) for p in written}
+    if last_phase and named and not any(norm(n) in done for n in named) and _claims_done(
+        judgement
+    ):
+        _overrule(
+            judgement,
+            "no file the request writes or changes was written ("
+            + ", ".join(named)
+            + "): the work is not done",
         )
