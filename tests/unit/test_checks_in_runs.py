@@ -597,3 +597,21 @@ def test_a_last_phase_that_wrote_none_of_the_files_the_request_changes_is_not_do
     assert "no file the request writes or changes" in next_plan
     assert second["phase_completed"] is True and out["status"] == "completed"
     assert "def greet()" in (tmp_path / "greet.py").read_text()
+
+
+def test_a_copy_written_in_an_earlier_phase_still_holds_a_later_one_open(tmp_path: Path) -> None:
+    # the 0.5B model copied numbers.txt to sum.txt, was overruled, replanned, and its next
+    # phase only listed the folder; its judge called that phase done over the copy
+    (tmp_path / "numbers.txt").write_text("17\n25\n8\n")
+    copied = round_plan(("w", "write_file", {"path": "sum.txt", "content": "17\n25\n8"}))
+    look = round_plan(("l", "list_files", {"path": "."}))
+    steps = script(
+        phase_planner=[{"phases": [phase("p1"), phase("p2")], "execution_strategy": "x"}],
+        plan_tool_call=[copied, look],
+        judge_tasks=[judgement("end_phase", completed=False, rate=0.2), DONE],
+    )
+    out, _, _ = start(tmp_path, steps, request="Read numbers.txt and write their sum to sum.txt.")
+    last = out["rounds"][1]["judgement"]
+    assert last["phase_id"] == "p2" and last["phase_completed"] is False
+    assert "sum.txt holds the same text as numbers.txt" in last["overridden"]
+    assert out["status"] != "completed"

@@ -187,7 +187,10 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     earlier = [r for record in phase_window(state) for r in record["results"]]
     available = deps.tools_for(context)
     changed = changed_files([*earlier, *results], available)
-    copies = copied_inputs(changed, state["request"], context)
+    # what the whole run wrote: a copy, or a file never written, is still so in a later phase
+    every = [r for record in state.get("rounds") or [] for r in record["results"]]
+    written = changed_files([*every, *results], available)
+    copies = copied_inputs(written, state["request"], context)
     facts = prompts.JUDGE_FACTS.format(
         files=describe_files(changed, context, copies),
         workspace=workspace_files(context, available),
@@ -256,11 +259,10 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     hold_to_checks(judgement, failing)
     hold_to_writes(judgement, results, changed, available)
     hold_to_sources(judgement, copies, state["request"])
-    every = [r for record in state.get("rounds") or [] for r in record["results"]]
     hold_to_named_files(
         judgement,
         [str(f) for f in (state.get("structured_request") or {}).get("files_to_write") or []],
-        changed_files([*every, *results], available),
+        written,
         state["phase_index"] + 1 >= len(state["phases"]),
     )
     judgement |= {
