@@ -615,3 +615,12 @@ def test_a_copy_written_in_an_earlier_phase_still_holds_a_later_one_open(tmp_pat
     assert last["phase_id"] == "p2" and last["phase_completed"] is False
     assert "sum.txt holds the same text as numbers.txt" in last["overridden"]
     assert out["status"] != "completed"
+
+
+def test_writing_a_file_the_very_text_it_holds_is_not_held_for_a_read(tmp_path: Path) -> None:
+    # a round run again after a crash: its write had landed, its result was not saved
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "p1.txt").write_text("p1\n" * 200)  # larger than a prompt shows
+    again = round_plan(("w", "write_file", {"path": "out/p1.txt", "content": "p1\n" * 200}))
+    out, _, _ = start(tmp_path, script(plan_tool_call=[again]), request="Write the notes.")
+    assert out["rounds"][0]["results"][0]["status"] == "ok"

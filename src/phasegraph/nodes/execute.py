@@ -100,8 +100,9 @@ def unseen_overwrites(
     after round: a user's file lost for nothing. A tool that writes a whole file (it declares
     ``writes`` and is idempotent: the same bytes again) replaces what is there; over a file no
     read of this run returned, no write of this run made and no prompt showed whole, it is
-    not run, and the plan is told to read the file first. Edits (old text for new) are left
-    to the tool, which refuses a text that is not there.
+    not run, and the plan is told to read the file first; unless it holds the very text being
+    written (a round run again after a crash wrote it before its result was saved). Edits (old
+    text for new) are left to the tool, which refuses a text that is not there.
     """
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
 
@@ -133,11 +134,23 @@ def unseen_overwrites(
             continue
         rel = where(task["arguments"].get(argument))
         if rel and rel not in known and (space.real_root / rel).is_file():
+            if _holds_already(space, rel, task["arguments"]):
+                continue  # the same bytes again (a round re-run after a crash): nothing is lost
             unseen[task["id"]] = (
                 f"not run: {rel} is there and this run has not read it, so writing it whole "
                 "would lose what it holds; read it first, or write a new file"
             )
     return unseen
+
+
+def _holds_already(space: Workspace, rel: str, arguments: Mapping[str, Any]) -> bool:
+    """Whether the file already holds exactly one of the call's texts (its content)."""
+    try:
+        data, size = space.read_bytes(space.relative(rel), space.max_read_bytes)
+    except (OSError, WorkspaceError):
+        return False
+    text = data.decode("utf-8", errors="replace")
+    return size == len(data) and any(v == text for v in arguments.values() if isinstance(v, str))
 
 
 def round_elapsed(results: list[TaskResult]) -> float:
