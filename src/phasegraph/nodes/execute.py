@@ -12,7 +12,7 @@ task that carries a justification asks the person first when tool-permission rev
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -27,7 +27,14 @@ from phasegraph.nodes.deps import (
     phase_window,
     thread_id,
 )
-from phasegraph.nodes.facts import fully_shown_files, read_only, writes_files
+from phasegraph.nodes.facts import (
+    changed_files,
+    fully_shown_files,
+    read_only,
+    workspace_path,
+    writes_files,
+    written_argument,
+)
 from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
 from phasegraph.progress import emit
 from phasegraph.state import State, TaskInput, TaskOutcome, TaskResult, ToolViolation
@@ -89,7 +96,7 @@ def blind_writes(
 def unseen_overwrites(
     tasks: list[dict[str, Any]],
     tools: Mapping[str, BaseTool],
-    seen: Iterable[TaskResult],
+    seen: Sequence[TaskResult],
     state: State,
     context: Context,
 ) -> dict[str, str]:
@@ -105,34 +112,18 @@ def unseen_overwrites(
     text for new) are left to the tool, which refuses a text that is not there.
     """
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
-
-    def where(path: object) -> str | None:
-        if not isinstance(path, str) or not path.strip():
-            return None
-        try:
-            return str(space.relative(path.strip()))
-        except WorkspaceError:
-            return None
-
-    def written_by(tool: BaseTool | None) -> str | None:
-        """The argument naming the file a tool writes, if it writes one."""
-        return (tool.metadata or {}).get("writes") if tool is not None else None
-
     reading = read_only(tools)
-    known: set[str] = set()
-    for result in seen:
-        argument = "path" if result["tool"] in reading else written_by(tools.get(result["tool"]))
-        rel = where(result["arguments"].get(argument)) if argument else None
-        if result["status"] == "ok" and rel:
-            known.add(rel)
-    known |= {rel for name in fully_shown_files(state["request"], context) if (rel := where(name))}
+    read = [r for r in seen if r["tool"] in reading and r["status"] == "ok"]
+    known = {rel for r in read if (rel := workspace_path(space, r["arguments"].get("path")))}
+    shown = [*changed_files(seen, tools), *fully_shown_files(state["request"], context)]
+    known |= {rel for name in shown if (rel := workspace_path(space, name))}
     unseen: dict[str, str] = {}
     for task in tasks:
         tool = tools.get(task["tool"])
-        argument = written_by(tool)
+        argument = written_argument(tool)
         if tool is None or not argument or not is_idempotent(tool):
             continue
-        rel = where(task["arguments"].get(argument))
+        rel = workspace_path(space, task["arguments"].get(argument))
         if rel and rel not in known and (space.real_root / rel).is_file():
             if _holds_already(space, rel, task["arguments"]):
                 continue  # the same bytes again (a round re-run after a crash): nothing is lost

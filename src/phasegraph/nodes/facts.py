@@ -120,7 +120,22 @@ def writes_needed(
 
 def writes_files(tool: BaseTool | None) -> bool:
     """Whether a tool declares that it writes files (``metadata={"writes": "path"}``)."""
-    return tool is not None and bool((tool.metadata or {}).get("writes"))
+    return bool(written_argument(tool))
+
+
+def written_argument(tool: BaseTool | None) -> str | None:
+    """The argument naming the file a tool writes, as it declares it, if it writes one."""
+    return (tool.metadata or {}).get("writes") if tool is not None else None
+
+
+def workspace_path(space: Workspace, path: object) -> str | None:
+    """A path as the workspace resolves it (``./a.txt`` is ``a.txt``); None outside it."""
+    if not isinstance(path, str) or not path.strip():
+        return None
+    try:
+        return str(space.relative(path.strip()))
+    except WorkspaceError:
+        return None
 
 
 def read_only(tools: Mapping[str, BaseTool]) -> set[str]:
@@ -136,8 +151,7 @@ def changed_files(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) 
     """
     seen: dict[str, None] = {}
     for result in results:
-        tool = tools.get(result["tool"])
-        argument = (tool.metadata or {}).get("writes") if tool is not None else None
+        argument = written_argument(tools.get(result["tool"]))
         path = result["arguments"].get(argument) if argument else None
         if result["status"] == "ok" and isinstance(path, str) and path.strip():
             seen[path.strip()] = None
@@ -263,12 +277,6 @@ def copied_inputs(changed: Sequence[str], request: str, context: Context) -> dic
     """
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
 
-    def where(path: str) -> str | None:
-        try:
-            return str(space.relative(path))
-        except WorkspaceError:
-            return None
-
     def text(rel: str) -> str | None:
         try:
             data, size = space.read_bytes(space.relative(rel), COPY_COMPARED_BYTES)
@@ -277,10 +285,10 @@ def copied_inputs(changed: Sequence[str], request: str, context: Context) -> dic
         held = data.decode("utf-8", errors="replace").strip()
         return held if size <= COPY_COMPARED_BYTES else None
 
-    written = {rel: path for path in changed if (rel := where(path))}
+    written = {rel: path for path in changed if (rel := workspace_path(space, path))}
     inputs: dict[str, str] = {}
     for name in named_files(request):
-        rel = where(name)
+        rel = workspace_path(space, name)
         held = text(rel) if rel and rel not in written else None
         if held and sum(1 for line in held.splitlines() if line.strip()) > 1:
             inputs[name] = held
