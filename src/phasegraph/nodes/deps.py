@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 from phasegraph.context import Context
 from phasegraph.models import model_from_context
 from phasegraph.nodes.facts import read_only, writes_needed
-from phasegraph.state import RoundRecord, State
+from phasegraph.state import RoundRecord, State, TaskResult
 from phasegraph.storage.journal import ToolJournal, journal_for
 from phasegraph.tools.builtin import Toolbox, WorkspaceSettings
 from phasegraph.tools.constraints import DEFAULT_TOOL_RULES, allowed_tools
@@ -80,6 +80,11 @@ def phase_window(state: State) -> list[RoundRecord]:
     return [
         r for r in state.get("rounds", []) if r["phase_id"] == phase_id and r["round_seq"] > start
     ]
+
+
+def run_results(state: State) -> list[TaskResult]:
+    """Every result of the run's judged rounds, in order, whatever their phase."""
+    return [r for record in state.get("rounds") or [] for r in record["results"]]
 
 
 def phase_allowed_tools(

@@ -25,6 +25,7 @@ from phasegraph.nodes.deps import (
     current_phase,
     phase_allowed_tools,
     phase_window,
+    run_results,
     thread_id,
 )
 from phasegraph.nodes.facts import (
@@ -162,7 +163,7 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     allowed = set(phase_allowed_tools(state, phase, deps, context))
     earlier = (r for record in phase_window(state) for r in record["results"])
     blind = blind_writes(tasks, available, earlier)
-    every = [r for record in state.get("rounds") or [] for r in record["results"]]
+    every = run_results(state)
     blind |= unseen_overwrites(
         tasks, available, [*every, *state.get("results", [])], state, context
     )

@@ -19,7 +19,7 @@ from langgraph.runtime import Runtime
 from phasegraph import prompts, reflection
 from phasegraph.context import Context
 from phasegraph.models.structured import call_structured, function_spec
-from phasegraph.nodes.deps import Deps, context_of, current_phase, phase_window
+from phasegraph.nodes.deps import Deps, context_of, current_phase, phase_window, run_results
 from phasegraph.nodes.facts import (
     changed_files,
     check_lines,
@@ -188,7 +188,7 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     available = deps.tools_for(context)
     changed = changed_files([*earlier, *results], available)
     # what the whole run wrote: a copy, or a file never written, is still so in a later phase
-    every = [r for record in state.get("rounds") or [] for r in record["results"]]
+    every = run_results(state)
     written = changed_files([*every, *results], available)
     copies = copied_inputs(written, state["request"], context)
     facts = prompts.JUDGE_FACTS.format(
