@@ -599,6 +599,20 @@ def test_a_last_phase_that_wrote_none_of_the_files_the_request_changes_is_not_do
     assert "def greet()" in (tmp_path / "greet.py").read_text()
 
 
+def test_a_named_file_written_under_another_spelling_counts_as_written(tmp_path: Path) -> None:
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "greet.py").write_text("def hello():\n    pass\n")
+    edit = round_plan(
+        ("e", "edit_file", {"path": "lib/../greet.py", "old_text": "hello", "new_text": "greet"})
+    )
+    analysis = {**ANALYSIS, "files_to_write": ["./greet.py"]}
+    steps = script(request_analyser=[analysis], plan_tool_call=[edit], judge_tasks=[DONE])
+    out, _, _ = start(tmp_path, steps, request="In greet.py, rename hello to greet.")
+    judged = out["rounds"][0]["judgement"]
+    assert judged["phase_completed"] is True and not judged.get("overridden")
+    assert out["status"] == "completed"
+
+
 def test_a_copy_written_in_an_earlier_phase_still_holds_a_later_one_open(tmp_path: Path) -> None:
     # the 0.5B model copied numbers.txt to sum.txt, was overruled, replanned, and its next
     # phase only listed the folder; its judge called that phase done over the copy

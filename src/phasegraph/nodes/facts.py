@@ -138,6 +138,19 @@ def workspace_path(space: Workspace, path: object) -> str | None:
         return None
 
 
+def resolved_paths(paths: Iterable[object], context: Context) -> list[str]:
+    """Paths as the workspace resolves them, each once; a path outside it is kept as written.
+
+    Two spellings of one file (``./a.txt``, ``sub/../a.txt``) compare equal this way.
+    """
+    space = Workspace(context.workspace)
+    seen: dict[str, None] = {}
+    for path in paths:
+        text = str(path).strip()
+        seen[workspace_path(space, text) or text] = None
+    return list(seen)
+
+
 def read_only(tools: Mapping[str, BaseTool]) -> set[str]:
     """Tools that declare they change nothing (``metadata={"read_only": True}``)."""
     return {name for name, tool in tools.items() if (tool.metadata or {}).get("read_only")}

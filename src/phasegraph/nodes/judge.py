@@ -28,6 +28,7 @@ from phasegraph.nodes.facts import (
     evaluate_checks,
     owned_checks,
     request_files,
+    resolved_paths,
     workspace_files,
 )
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
@@ -259,10 +260,11 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     hold_to_checks(judgement, failing)
     hold_to_writes(judgement, results, changed, available)
     hold_to_sources(judgement, copies, state["request"])
+    named = (state.get("structured_request") or {}).get("files_to_write") or []
     hold_to_named_files(
         judgement,
-        [str(f) for f in (state.get("structured_request") or {}).get("files_to_write") or []],
-        written,
+        resolved_paths(named, context),
+        resolved_paths(written, context),
         state["phase_index"] + 1 >= len(state["phases"]),
     )
     judgement |= {

@@ -103,15 +103,11 @@ def hold_to_named_files(
     Traced on the 1.5B model: asked to rename a function in greet.py, its round read the file,
     planned no edit, and its judge called the rename done. ``named``: the files the analysis
     says the request writes or changes (``files_to_write``); ``written``: the files the run's
-    tools wrote, in any phase. Earlier phases may well only read; the last one ends the work.
+    tools wrote, in any phase; both as the workspace resolves them (see `workspace_path`).
+    Earlier phases may well only read; the last one ends the work.
     """
-    def norm(path: str) -> str:
-        return path.strip().removeprefix("./")
-
-    done = {norm(p) for p in written}
-    if last_phase and named and not any(norm(n) in done for n in named) and _claims_done(
-        judgement
-    ):
+    done = set(written)
+    if last_phase and named and not any(n in done for n in named) and _claims_done(judgement):
         _overrule(
             judgement,
             "no file the request writes or changes was written ("
