@@ -409,7 +409,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run the suite on one model and print its table; the raw figures go to ``--out``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="", help="a model setting; empty: the default model")
-    parser.add_argument("--modes", default=",".join(MODES), help="alone, checks or both")
+    parser.add_argument("--modes", default=",".join(MODES), help="alone,checks or one of them")
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--tasks", default="", help="task names, comma-separated; empty: all")
     parser.add_argument("--work", default="", help="folder for workspaces and threads")
