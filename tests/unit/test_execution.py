@@ -94,6 +94,31 @@ def test_max_parallel_makes_waves_and_depends_on_orders_them() -> None:
     assert log[-1] == "t4"
 
 
+def test_an_idempotent_call_planned_twice_in_a_round_runs_once() -> None:
+    # the 1.5B model planned each of four reads twice in one round, a step each
+    log: list[str] = []
+    nap, write_file, _ = sleepy_tools(log)
+    nap.metadata = {"idempotent": True}
+    same = {"seconds": 0.01, "label": "a"}
+    plan = round_plan(
+        ("t0", "nap", same),
+        ("t1", "nap", dict(same)),
+        ("t2", "nap", {"seconds": 0.01, "label": "b"}),
+        ("w0", "write_file", {"path": "x", "content": "1"}),
+        ("w1", "write_file", {"path": "x", "content": "1"}),
+    )
+    plan["tasks"][2]["depends_on"] = ["t1"]  # waits for t0, which ran in t1's place
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=[plan])
+    out, *_ = run_graph(script, [nap, write_file], max_parallel=8)
+    results = {r["task_id"]: r for r in out["rounds"][0]["results"]}
+    assert results["t1"]["status"] == "skipped"
+    assert results["t1"]["output"].startswith("not run: the same call as t0 in this round")
+    assert results["t2"]["status"] == "ok" and results["t2"]["wave"] == 2
+    # a tool not declared idempotent may mean to act twice: both writes run
+    assert log.count("a") == 1 and log.count("write x") == 2
+    assert out["step_count"] == 1 + 1 + 4 + 1
+
+
 def node_order(graph, config, context) -> list[str]:
     return [
         name

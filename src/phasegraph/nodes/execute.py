@@ -12,6 +12,7 @@ task that carries a justification asks the person first when tool-permission rev
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -145,6 +146,30 @@ def _holds_already(space: Workspace, rel: str, arguments: Mapping[str, Any]) -> 
     return size == len(data) and any(v == text for v in arguments.values() if isinstance(v, str))
 
 
+def repeated_calls(
+    tasks: Sequence[dict[str, Any]], tools: Mapping[str, BaseTool]
+) -> dict[str, str]:
+    """Tasks that repeat an earlier task's call in the same round, each with that task's id.
+
+    Traced on the 1.5B model: a round of eight tasks held each of four calls twice (two reads of
+    one file, two searches, two listings), each execution a step of the budget, and the run
+    ended with its budget spent and the answer unwritten. Running an idempotent call again in the
+    same round returns what the first run returned; the repeat is not run, and the tasks that
+    depend on it wait for the first. Calls of other tools may mean to act twice and run.
+    """
+    first: dict[str, str] = {}
+    same: dict[str, str] = {}
+    for task in tasks:
+        tool = tools.get(task["tool"])
+        if tool is None or not is_idempotent(tool):
+            continue
+        call = json.dumps([task["tool"], task["arguments"]], sort_keys=True, default=str)
+        same_as = first.setdefault(call, task["id"])
+        if same_as != task["id"]:
+            same[task["id"]] = same_as
+    return same
+
+
 def round_elapsed(results: list[TaskResult]) -> float:
     """Time the round's waves took so far: waves run one after another, tasks within at once."""
     longest: dict[int, float] = {}
@@ -167,6 +192,7 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     blind |= unseen_overwrites(
         tasks, available, [*every, *state.get("results", [])], state, context
     )
+    repeats = repeated_calls(tasks, available)
     decisions = state.get("tool_decisions") or {}
     asks_permission = limits_of(state)["review"] == "all"
     done: dict[str, TaskResult] = {r["task_id"]: r for r in state.get("results", [])}
@@ -192,13 +218,18 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
         for task in tasks:
             if task["id"] in done or any(t["task"]["id"] == task["id"] for t in dispatch):
                 continue
-            deps_done = [done[d] for d in task["depends_on"] if d in done]
-            if len(deps_done) < len(task["depends_on"]):
+            needs = [repeats.get(d, d) for d in task["depends_on"]]
+            deps_done = [done[d] for d in needs if d in done]
+            if len(deps_done) < len(needs):
                 continue
             key = journal_key(thread_id(), phase["id"], state["round_seq"], task["id"])
             tool = task["tool"]
             decision = decisions.get(key)
-            if any(d["status"] != "ok" for d in deps_done):
+            if task["id"] in repeats:
+                same_as = repeats[task["id"]]
+                why = f"not run: the same call as {same_as} in this round, whose result is its own"
+                settle(task_result(task, "skipped", why))
+            elif any(d["status"] != "ok" for d in deps_done):
                 settle(task_result(task, "skipped", "a task it depends on did not succeed"))
             elif task["id"] in blind:
                 settle(task_result(task, "skipped", blind[task["id"]]))
