@@ -323,7 +323,9 @@ def in_words(check: Mapping[str, Any]) -> str:
     """What a check asks, in words.
 
     Prompts say this, not the label: shown ``matches:files.md:`` and its pattern, the 1.5B
-    model searched the workspace for that text instead of writing the file.
+    model searched the workspace for that text instead of writing the file. Nothing here is
+    quotable as a file's content: told a file "must hold its content (some text)", the 1.5B
+    model wrote "some text" to it, and its judge, told the check passed, called it done.
     """
     match check["kind"]:
         case "exists":
@@ -331,7 +333,10 @@ def in_words(check: Mapping[str, Any]) -> str:
         case "contains":
             return f"{check['path']} must contain {check['text']!r}"
         case "matches" if check["pattern"] == HAS_TEXT:
-            return f"{check['path']} must hold its content (some text)"
+            return (
+                f"{check['path']} must exist and not be empty (code does not check whether "
+                "what it holds is right)"
+            )
         case "matches":
             return f"{check['path']} must match the pattern {check['pattern']!r}"
         case _:
