@@ -622,6 +622,37 @@ def test_a_last_phase_that_wrote_none_of_the_files_the_request_changes_is_not_do
     assert "def greet()" in (tmp_path / "greet.py").read_text()
 
 
+def test_a_program_the_request_asks_to_run_must_have_run_before_the_work_is_done(
+    tmp_path: Path,
+) -> None:
+    # the 1.5B model wrote made-up numbers instead of running wc, and its judge called it done
+    (tmp_path / "data.csv").write_text("id\n1\n2\n")
+    guess = round_plan(("w", "write_file", {"path": "lines.txt", "content": "1\n2\n3"}))
+    count = round_plan(("c", "run_command", {"argv": ["wc", "-l", "data.csv"]}))
+    write = round_plan(("w2", "write_file", {"path": "lines.txt", "content": "3"}))
+    analysis = {**ANALYSIS, "task_type": "writing", "files_to_write": ["lines.txt"]}
+    steps = script(
+        request_analyser=[analysis],  # writing work: the built-in rules forbid commands
+        phase_planner=[phases("p1", rounds=3)],
+        plan_tool_call=[guess, count, write],
+        judge_tasks=[DONE, judgement("continue_phase", completed=False, rate=0.5), DONE],
+    )
+    request = "Run wc -l on data.csv and write the number of lines it reports to lines.txt."
+    out, _, model = start(tmp_path, steps, request=request)
+    first, second, third = (r["judgement"] for r in out["rounds"])
+    assert first["phase_completed"] is False
+    assert "the request asks to run wc, and no run of it succeeded" in first["overridden"]
+    assert "run_command" in model.calls_of("plan_tool_call")[0][-1].content.split("Tools you")[1]
+    assert out["rounds"][1]["results"][0]["status"] == "ok"  # allowed, though writing work
+    assert "3 data.csv" in out["rounds"][1]["results"][0]["output"]
+    assert third["phase_completed"] is True and out["status"] == "completed"
+    # a program the request only mentions, or one not allowed, asks nothing of the run
+    steps = script(plan_tool_call=[guess], judge_tasks=[DONE])
+    for other in ("Write lines.txt; wc is a tool.", "Run make, then write lines.txt."):
+        out, _, _ = start(tmp_path, steps, request=other)
+        assert "overridden" not in out["rounds"][0]["judgement"], other
+
+
 def test_a_named_file_written_under_another_spelling_counts_as_written(tmp_path: Path) -> None:
     (tmp_path / "lib").mkdir()
     (tmp_path / "greet.py").write_text("def hello():\n    pass\n")

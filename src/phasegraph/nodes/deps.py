@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
 from phasegraph.models import model_from_context
-from phasegraph.nodes.facts import read_only, writes_needed
+from phasegraph.nodes.facts import commands_named, read_only, runs_programs, writes_needed
 from phasegraph.state import RoundRecord, State, TaskResult
 from phasegraph.storage.journal import ToolJournal, journal_for
 from phasegraph.tools.builtin import Toolbox, WorkspaceSettings
@@ -94,20 +94,27 @@ def phase_allowed_tools(
 
     Reading tools stay in every phase, and tools that write files stay allowed while a check on
     a file fails or, under the built-in rules, when the analysis names files to write (see
-    `allowed_tools`).
+    `allowed_tools`); under the built-in rules, tools that run programs stay in every phase of
+    a request that asks to run one.
     """
     tools = deps.tools_for(context)
     request = state.get("structured_request") or {}
     task_type = str(request.get("task_type", ""))
     # The built-in rules forbid writing for research and analysis, where nothing changes; an
     # analysis that names files to write says its type guess was wrong. A user's rules stand.
-    named = request.get("files_to_write") or [] if context.tool_rules == DEFAULT_TOOL_RULES else []
+    builtin_rules = context.tool_rules == DEFAULT_TOOL_RULES
+    named = request.get("files_to_write") or [] if builtin_rules else []
     files = [str(f) for f in named]
+    # Likewise a request that asks to run an allowed program keeps the tools that run one,
+    # in every phase: the 1.5B model's "writing" work could not run the wc it was asked to.
+    runners = set()
+    if builtin_rules and commands_named(state["request"], context.allowed_commands):
+        runners = {name for name, tool in tools.items() if runs_programs(tool)}
     return allowed_tools(
         tools,
         task_type,
         phase.get("allowed_tools") or [],
         context.tool_rules,
-        always=read_only(tools),
-        needed=writes_needed(state.get("checks") or [], tools, files),
+        always=read_only(tools) | runners,
+        needed=writes_needed(state.get("checks") or [], tools, files) | runners,
     )

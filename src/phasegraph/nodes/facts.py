@@ -235,6 +235,39 @@ def workspace_files(context: Context, tools: Mapping[str, BaseTool]) -> str:
 _FILE_NAME = re.compile(r"(?<![\w/.:-])((?:[\w-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{1,7})(?![\w/])")
 
 
+#: "run wc -l on ...", "execute the command grep ...": the word after is the program.
+_RUN_PROGRAM = re.compile(
+    r"\b(?:run|execute)\s+(?:the\s+)?(?:command\s+|program\s+)?[`'\"]?([\w.+-]+)", re.I
+)
+
+
+def commands_named(request: str, allowed: Sequence[str]) -> list[str]:
+    """The allowed programs the request asks to run ("run wc -l on data.csv"), each once."""
+    found = (m.group(1) for m in _RUN_PROGRAM.finditer(request))
+    return list(dict.fromkeys(name for name in found if name in allowed))
+
+
+def runs_argument(tool: BaseTool | None) -> str | None:
+    """The argument holding the argv a tool runs, as it declares it (``runs``), if it runs one."""
+    return (tool.metadata or {}).get("runs") if tool is not None else None
+
+
+def runs_programs(tool: BaseTool | None) -> bool:
+    """Whether a tool declares that it runs programs."""
+    return bool(runs_argument(tool))
+
+
+def programs_run(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) -> set[str]:
+    """The programs the ok results of command tools ran (the first word of their argv)."""
+    ran = set()
+    for result in results:
+        argument = runs_argument(tools.get(result["tool"]))
+        argv = result["arguments"].get(argument) if argument else None
+        if result["status"] == "ok" and isinstance(argv, list) and argv:
+            ran.add(str(argv[0]).strip())
+    return ran
+
+
 def named_files(request: str) -> list[str]:
     """The file names a request mentions, in order, each once."""
     return list(dict.fromkeys(m.group(1) for m in _FILE_NAME.finditer(request)))

@@ -23,10 +23,12 @@ from phasegraph.nodes.deps import Deps, context_of, current_phase, phase_window,
 from phasegraph.nodes.facts import (
     changed_files,
     check_lines,
+    commands_named,
     copied_inputs,
     describe_files,
     evaluate_checks,
     owned_checks,
+    programs_run,
     request_files,
     resolved_paths,
     workspace_files,
@@ -36,6 +38,7 @@ from phasegraph.nodes.human_review import person_available
 from phasegraph.nodes.overrule import (
     COMPLETED_RATE,
     hold_to_checks,
+    hold_to_named_commands,
     hold_to_named_files,
     hold_to_sources,
     hold_to_writes,
@@ -261,11 +264,15 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     hold_to_writes(judgement, results, changed, available)
     hold_to_sources(judgement, copies, state["request"])
     named = (state.get("structured_request") or {}).get("files_to_write") or []
+    last_phase = state["phase_index"] + 1 >= len(state["phases"])
     hold_to_named_files(
+        judgement, resolved_paths(named, context), resolved_paths(written, context), last_phase
+    )
+    hold_to_named_commands(
         judgement,
-        resolved_paths(named, context),
-        resolved_paths(written, context),
-        state["phase_index"] + 1 >= len(state["phases"]),
+        commands_named(state["request"], context.allowed_commands),
+        programs_run([*every, *results], available),
+        last_phase,
     )
     judgement |= {
         "phase_id": phase["id"],

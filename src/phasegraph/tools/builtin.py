@@ -123,7 +123,9 @@ def workspace_tools(settings: WorkspaceSettings) -> tuple[BaseTool, ...]:
             _RunCommand,
             "Run an allowed program (no shell) in the workspace: "
             + ", ".join(settings.allowed_commands),
-            {},  # a command's effects are unknown: it declares nothing (not idempotent)
+            # a command's effects are unknown: not idempotent, no file it writes; "runs" names
+            # the argument that holds the program, for a request that asks to run one
+            {"runs": "argv"},
         ),
     ]
     tools: list[BaseTool] = []
