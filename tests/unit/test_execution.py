@@ -94,11 +94,11 @@ def test_max_parallel_makes_waves_and_depends_on_orders_them() -> None:
     assert log[-1] == "t4"
 
 
-def test_an_idempotent_call_planned_twice_in_a_round_runs_once() -> None:
+def test_a_read_planned_twice_in_a_round_runs_once() -> None:
     # the 1.5B model planned each of four reads twice in one round, a step each
     log: list[str] = []
     nap, write_file, _ = sleepy_tools(log)
-    nap.metadata = {"idempotent": True}
+    nap.metadata = {"read_only": True, "idempotent": True}
     same = {"seconds": 0.01, "label": "a"}
     plan = round_plan(
         ("t0", "nap", same),
@@ -106,17 +106,35 @@ def test_an_idempotent_call_planned_twice_in_a_round_runs_once() -> None:
         ("t2", "nap", {"seconds": 0.01, "label": "b"}),
         ("w0", "write_file", {"path": "x", "content": "1"}),
         ("w1", "write_file", {"path": "x", "content": "1"}),
+        ("t3", "nap", dict(same)),
     )
     plan["tasks"][2]["depends_on"] = ["t1"]  # waits for t0, which ran in t1's place
+    plan["tasks"][4]["depends_on"] = ["w0"]
+    plan["tasks"][5]["depends_on"] = ["w1"]  # a read after a write may see something new
     script = make_script(phase_planner=[phases("p1")], plan_tool_call=[plan])
     out, *_ = run_graph(script, [nap, write_file], max_parallel=8)
     results = {r["task_id"]: r for r in out["rounds"][0]["results"]}
     assert results["t1"]["status"] == "skipped"
-    assert results["t1"]["output"].startswith("not run: the same call as t0 in this round")
+    assert results["t1"]["output"] == (
+        "not run: the same call as t0 in this round; its result is theirs"
+    )
     assert results["t2"]["status"] == "ok" and results["t2"]["wave"] == 2
-    # a tool not declared idempotent may mean to act twice: both writes run
-    assert log.count("a") == 1 and log.count("write x") == 2
-    assert out["step_count"] == 1 + 1 + 4 + 1
+    assert results["t3"]["status"] == "ok"
+    # a tool that may change things may mean to act twice: both writes run
+    assert log.count("a") == 2 and log.count("write x") == 2
+    assert out["step_count"] == 1 + 1 + 5 + 1
+
+
+def test_a_read_that_waits_for_its_own_repeat_is_not_left_waiting() -> None:
+    log: list[str] = []
+    nap, *_ = sleepy_tools(log)
+    nap.metadata = {"read_only": True, "idempotent": True}
+    same = {"seconds": 0.01, "label": "a"}
+    plan = round_plan(("t0", "nap", same), ("t1", "nap", dict(same)))
+    plan["tasks"][0]["depends_on"] = ["t1"]
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=[plan])
+    out, *_ = run_graph(script, [nap], max_parallel=8)
+    assert sorted(r["status"] for r in out["rounds"][0]["results"]) == ["ok", "ok"]
 
 
 def node_order(graph, config, context) -> list[str]:

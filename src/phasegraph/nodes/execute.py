@@ -156,23 +156,40 @@ def _holds_already(space: Workspace, rel: str, arguments: Mapping[str, Any]) -> 
 def repeated_calls(
     tasks: Sequence[dict[str, Any]], tools: Mapping[str, BaseTool]
 ) -> dict[str, str]:
-    """Tasks that repeat an earlier task's call in the same round, each with that task's id.
+    """Reads that repeat an earlier read of the same round, each with the id of that read.
 
     Traced on the 1.5B model: a round of eight tasks held each of four calls twice (two reads of
     one file, two searches, two listings), each execution a step of the budget, and the run
-    ended with its budget spent and the answer unwritten. Running an idempotent call again in the
-    same round returns what the first run returned; the repeat is not run, and the tasks that
-    depend on it wait for the first. Calls of other tools may mean to act twice and run.
+    ended with its budget spent and the answer unwritten. A read-only call run again returns
+    what it returned, as long as nothing it waits for may have changed the workspace in
+    between: such a repeat is not run, and the tasks that depend on it wait for the first.
+    A read that waits for a write (a check of what was written) runs, and so does any call of
+    a tool that may change things, however often it is planned.
     """
+    reading = read_only(tools)
+    needs = {t["id"]: [d for d in t["depends_on"] if d != t["id"]] for t in tasks}
+    tool_of = {t["id"]: t["tool"] for t in tasks}
+
+    def upstream(task_id: str) -> set[str]:
+        seen: set[str] = set()
+        todo = list(needs.get(task_id, []))
+        while todo:
+            other = todo.pop()
+            if other not in seen:
+                seen.add(other)
+                todo.extend(needs.get(other, []))
+        return seen
+
     first: dict[str, str] = {}
     same: dict[str, str] = {}
     for task in tasks:
-        tool = tools.get(task["tool"])
-        if tool is None or not is_idempotent(tool):
+        before = upstream(task["id"])
+        if task["tool"] not in reading or any(tool_of.get(d) not in reading for d in before):
             continue
         call = json.dumps([task["tool"], task["arguments"]], sort_keys=True, default=str)
         same_as = first.setdefault(call, task["id"])
-        if same_as != task["id"]:
+        # a first that waits for its own repeat would wait for itself
+        if same_as != task["id"] and task["id"] not in upstream(same_as):
             same[task["id"]] = same_as
     return same
 
@@ -237,7 +254,7 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
             decision = decisions.get(key)
             if task["id"] in repeats:
                 same_as = repeats[task["id"]]
-                why = f"not run: the same call as {same_as} in this round, whose result is its own"
+                why = f"not run: the same call as {same_as} in this round; its result is theirs"
                 settle(task_result(task, "skipped", why))
             elif any(d["status"] != "ok" for d in deps_done):
                 settle(task_result(task, "skipped", "a task it depends on did not succeed"))
