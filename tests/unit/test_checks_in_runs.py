@@ -9,12 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
 from phasegraph.errors import CheckError
-from phasegraph.nodes.facts import copied_inputs
+from phasegraph.nodes.facts import commands_named, copied_inputs, fully_shown_files
 from phasegraph.report import render
+from phasegraph.tools.commands import DEFAULT_ALLOWED_COMMANDS
 
 from scripts import (
     ANALYSIS,
@@ -183,7 +185,7 @@ def test_the_analysis_proposes_checks_for_what_the_request_names(tmp_path: Path)
     assert out["status"] == "completed"
     # the phase planner saw the kept check, and was asked to give it to a phase
     prompt = model.calls_of("phase_planner")[0][-1].content
-    assert "c1: report.md must exist and not be empty (code does not check" in prompt
+    assert "c1: report.md must exist and not be blank (code does not check" in prompt
     assert "some text" not in prompt  # a small model wrote it to the file
 
 
@@ -369,6 +371,8 @@ def test_a_write_beside_a_read_of_a_file_the_plan_was_shown_whole_runs(tmp_path:
     assert "app.log (" in model.calls_of("plan_tool_call")[0][-1].content  # shown whole
     assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "ok"]
     assert (tmp_path / "errors.txt").read_text() == "2"
+    # without read_file no prompt shows a file's text, so none counts as shown
+    assert fully_shown_files(request, Context(workspace=str(tmp_path)), {}) == []
     # a file shown only in part still holds the write for the read
     (tmp_path / "app.log").write_text("INFO a\n" * 200 + "ERROR b\n")
     (tmp_path / "errors.txt").unlink()
@@ -641,7 +645,7 @@ def test_a_program_the_request_asks_to_run_must_have_run_before_the_work_is_done
     out, _, model = start(tmp_path, steps, request=request)
     first, second, third = (r["judgement"] for r in out["rounds"])
     assert first["phase_completed"] is False
-    assert "the request asks to run wc, and no run of it succeeded" in first["overridden"]
+    assert "the request asks to run wc, and it never ran (run_command)" in first["overridden"]
     assert "run_command" in model.calls_of("plan_tool_call")[0][-1].content.split("Tools you")[1]
     assert out["rounds"][1]["results"][0]["status"] == "ok"  # allowed, though writing work
     assert "3 data.csv" in out["rounds"][1]["results"][0]["output"]
@@ -651,6 +655,46 @@ def test_a_program_the_request_asks_to_run_must_have_run_before_the_work_is_done
     for other in ("Write lines.txt; wc is a tool.", "Run make, then write lines.txt."):
         out, _, _ = start(tmp_path, steps, request=other)
         assert "overridden" not in out["rounds"][0]["judgement"], other
+
+
+@pytest.mark.parametrize(
+    ("request_text", "programs"),
+    [
+        ("Run wc -l on data.csv and write the count to lines.txt.", ["wc"]),
+        ("Please run wc.", ["wc"]),
+        ("Open data.csv, then run `sort` on it.", ["sort"]),
+        ("Execute the command grep -c ERROR app.log.", ["grep"]),
+        ("Add the run date to report.md.", []),
+        ("Re-run the date conversion on events.csv.", []),
+        ("Run the file names in list.txt through a spell check.", []),
+        ("Do not run cat on big files.", []),
+        ("Write a README.md section that tells users to run find . -name x.", []),
+        ("Write a cron line to job.txt that will run date every hour.", []),
+        ("Run make, then write lines.txt.", []),  # make is not an allowed command
+    ],
+)
+def test_the_programs_a_request_asks_to_run(request_text: str, programs: list[str]) -> None:
+    assert commands_named(request_text, DEFAULT_ALLOWED_COMMANDS) == programs
+
+
+def test_a_named_program_is_held_to_only_where_a_tool_that_runs_programs_may_be_used(
+    tmp_path: Path,
+) -> None:
+    @tool
+    def shell(argv: list[str]) -> str:
+        """Run a program (a user's own tool, which declares nothing)."""
+        return "3 data.csv"
+
+    plan = round_plan(("c", "shell", {"argv": ["wc", "-l", "data.csv"]}))
+    model = ScriptedChatModel(script=script(plan_tool_call=[plan], judge_tasks=[DONE]))
+    graph = build_graph(model=model, tools=[shell], checkpointer=InMemorySaver())
+    out = graph.invoke(
+        {"request": "Run wc -l on data.csv."},
+        {"configurable": {"thread_id": "u"}},
+        context=Context(workspace=str(tmp_path)),
+    )
+    assert "overridden" not in out["rounds"][0]["judgement"]
+    assert out["status"] == "completed"
 
 
 def test_a_named_file_written_under_another_spelling_counts_as_written(tmp_path: Path) -> None:

@@ -124,7 +124,7 @@ def unseen_overwrites(
     reading = read_only(tools)
     read = [r for r in seen if r["tool"] in reading and r["status"] == "ok"]
     known = {rel for r in read if (rel := workspace_path(space, r["arguments"].get("path")))}
-    shown = [*changed_files(seen, tools), *fully_shown_files(state["request"], context)]
+    shown = [*changed_files(seen, tools), *fully_shown_files(state["request"], context, tools)]
     known |= {rel for name in shown if (rel := workspace_path(space, name))}
     unseen: dict[str, str] = {}
     for task in tasks:
@@ -211,7 +211,7 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     available = deps.tools_for(context)
     allowed = set(phase_allowed_tools(state, phase, deps, context))
     earlier = (r for record in phase_window(state) for r in record["results"])
-    whole = set(resolved_paths(fully_shown_files(state["request"], context), context))
+    whole = set(resolved_paths(fully_shown_files(state["request"], context, available), context))
     blind = blind_writes(
         tasks, available, earlier, lambda path: resolved_paths([path], context)[0] in whole
     )

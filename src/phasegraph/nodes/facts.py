@@ -235,9 +235,14 @@ def workspace_files(context: Context, tools: Mapping[str, BaseTool]) -> str:
 _FILE_NAME = re.compile(r"(?<![\w/.:-])((?:[\w-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{1,7})(?![\w/])")
 
 
-#: "run wc -l on ...", "execute the command grep ...": the word after is the program.
+#: "Run wc -l on ...", "then execute the command grep ...": "run" or "execute" as an order (a
+#: sentence's first word, or after "please", "then", "and", "first", "also" or a comma), the
+#: program right after it, or after "the command" or "the program". Not "the run date", "do not
+#: run cat", "tell users to run find", "re-run the date conversion", "run the file names".
 _RUN_PROGRAM = re.compile(
-    r"\b(?:run|execute)\s+(?:the\s+)?(?:command\s+|program\s+)?[`'\"]?([\w.+-]+)", re.I
+    r"(?:^|[.!?;:,]\s+|\b(?:please|then|and|first|also)\s+)(?:run|execute)\s+"
+    r"(?:the\s+(?:command|program)\s+)?[`'\"]?([\w+-]+(?:\.[\w+-]+)*)",
+    re.I | re.M,
 )
 
 
@@ -273,8 +278,12 @@ def named_files(request: str) -> list[str]:
     return list(dict.fromkeys(m.group(1) for m in _FILE_NAME.finditer(request)))
 
 
-def fully_shown_files(request: str, context: Context) -> list[str]:
+def fully_shown_files(
+    request: str, context: Context, tools: Mapping[str, BaseTool]
+) -> list[str]:
     """The files the request names that `request_files` shows whole to plans and judges."""
+    if "read_file" not in tools:
+        return []  # request_files shows nothing then
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     shown = []
     for name in named_files(request)[:FILES_SHOWN]:
@@ -367,7 +376,7 @@ def in_words(check: Mapping[str, Any]) -> str:
             return f"{check['path']} must contain {check['text']!r}"
         case "matches" if check["pattern"] == HAS_TEXT:
             return (
-                f"{check['path']} must exist and not be empty (code does not check whether "
+                f"{check['path']} must exist and not be blank (code does not check whether "
                 "what it holds is right)"
             )
         case "matches":

@@ -19,7 +19,14 @@ from langgraph.runtime import Runtime
 from phasegraph import prompts, reflection
 from phasegraph.context import Context
 from phasegraph.models.structured import call_structured, function_spec
-from phasegraph.nodes.deps import Deps, context_of, current_phase, phase_window, run_results
+from phasegraph.nodes.deps import (
+    Deps,
+    context_of,
+    current_phase,
+    phase_allowed_tools,
+    phase_window,
+    run_results,
+)
 from phasegraph.nodes.facts import (
     changed_files,
     check_lines,
@@ -31,6 +38,7 @@ from phasegraph.nodes.facts import (
     programs_run,
     request_files,
     resolved_paths,
+    runs_programs,
     workspace_files,
 )
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
@@ -268,11 +276,18 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     hold_to_named_files(
         judgement, resolved_paths(named, context), resolved_paths(written, context), last_phase
     )
+    # only where the phase could run them: a user's own command tools declare nothing
+    runners = [
+        name
+        for name in phase_allowed_tools(state, phase, deps, context)
+        if runs_programs(available.get(name))
+    ]
     hold_to_named_commands(
         judgement,
-        commands_named(state["request"], context.allowed_commands),
+        commands_named(state["request"], context.allowed_commands) if runners else [],
         programs_run([*every, *results], available),
         last_phase,
+        runners,
     )
     judgement |= {
         "phase_id": phase["id"],

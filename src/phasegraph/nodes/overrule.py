@@ -4,15 +4,15 @@ The judge is a model; what it may not claim is decided here, from facts code com
 is not done while one of its checks fails, nor when the writes its round planned never ran and
 no file changed, nor when a file it wrote is a copy of an input the request did not ask to
 copy, nor, for the last phase, when no file the request writes or changes was written, or
-when a program the request asks to run never ran. An
-overruled judgement goes on (``continue_phase``) and says why (``overridden``); the round
-limit and the budget still end the phase.
+when a program the request asks to run never ran. An overruled judgement goes on
+(``continue_phase``) and says why (``overridden``); the round limit and the budget still end
+the phase.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -118,19 +118,24 @@ def hold_to_named_files(
 
 
 def hold_to_named_commands(
-    judgement: dict[str, Any], named: list[str], ran: set[str], last_phase: bool
+    judgement: dict[str, Any],
+    named: list[str],
+    ran: set[str],
+    last_phase: bool,
+    runners: Sequence[str] = ("run_command",),
 ) -> None:
     """Override a last phase called done while a program the request asks to run never ran.
 
     Traced on the 1.5B model: asked to run wc -l on data.csv and write the count it reports,
     it wrote the numbers 1 to 100 without running anything, and its judge called it done.
     What such a program reports is known only by running it. ``named``: see
-    `facts.commands_named`; ``ran``: the programs the run's command tools ran, in any phase.
+    `facts.commands_named`, given only where the phase may use a tool that runs programs
+    (``runners``); ``ran``: the programs the run's command tools ran, in any phase.
     """
     missing = [name for name in named if name not in ran]
     if last_phase and missing and _claims_done(judgement):
         _overrule(
             judgement,
-            "the request asks to run " + ", ".join(missing) + ", and no run of it succeeded "
-            "(run_command): what it reports is not known, so the work is not done",
+            "the request asks to run " + ", ".join(missing) + ", and it never ran ("
+            + " or ".join(runners) + "): what it reports is not known, so the work is not done",
         )
