@@ -357,27 +357,25 @@ def test_a_write_planned_beside_a_read_waits_for_the_next_round(tmp_path: Path) 
     assert 'w write_file({"path": "sum.txt"})' in later  # not its content: small models copy it
 
 
-def test_a_write_beside_a_read_of_a_file_the_plan_was_shown_whole_runs(tmp_path: Path) -> None:
-    # the 1.5B model wrote the right count of ERROR lines beside a search of a log its prompt
-    # showed whole; the write was held for the search
-    (tmp_path / "app.log").write_text("INFO a\nERROR b\nERROR c\n")
-    seen = round_plan(
-        ("s", "search_text", {"pattern": "ERROR", "path": "./app.log"}),
-        ("w", "write_file", {"path": "errors.txt", "content": "2"}),
+def test_a_write_beside_a_read_waits_even_when_the_prompt_showed_the_file_whole(
+    tmp_path: Path,
+) -> None:
+    # let through, the 1.5B model wrote 100 as the sum of 17, 25 and 8 beside reading them,
+    # though its prompt had shown numbers.txt whole, and its judge called it done
+    (tmp_path / "numbers.txt").write_text("17\n25\n8\n")
+    guess = round_plan(
+        ("r", "read_file", {"path": "numbers.txt"}),
+        ("w", "write_file", {"path": "sum.txt", "content": "100"}),
     )
-    steps = script(plan_tool_call=[seen], judge_tasks=[DONE])
-    request = "Count the lines of app.log that contain ERROR and write the count to errors.txt."
+    steps = script(plan_tool_call=[guess], judge_tasks=[DONE])
+    request = "Read numbers.txt and write their sum to sum.txt."
     out, _, model = start(tmp_path, steps, request=request)
-    assert "app.log (" in model.calls_of("plan_tool_call")[0][-1].content  # shown whole
-    assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "ok"]
-    assert (tmp_path / "errors.txt").read_text() == "2"
+    assert "numbers.txt (8 bytes, now '17\\n25\\n8\\n')" in (
+        model.calls_of("plan_tool_call")[0][-1].content
+    )
+    assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "skipped"]
     # without read_file no prompt shows a file's text, so none counts as shown
     assert fully_shown_files(request, Context(workspace=str(tmp_path)), {}) == []
-    # a file shown only in part still holds the write for the read
-    (tmp_path / "app.log").write_text("INFO a\n" * 200 + "ERROR b\n")
-    (tmp_path / "errors.txt").unlink()
-    out, _, _ = start(tmp_path, script(plan_tool_call=[seen], judge_tasks=[DONE]), request=request)
-    assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "skipped"]
 
 
 def test_the_analysis_is_told_which_named_files_are_not_there_yet(tmp_path: Path) -> None:
@@ -503,7 +501,7 @@ def test_a_judge_that_calls_a_phase_done_when_its_writes_never_ran_is_overruled(
 ) -> None:
     # the 1.5B model planned its edit beside a read; the edit was skipped, no file changed,
     # and its judge gave 1.0, "the phase goal was met"
-    (tmp_path / "app.ini").write_text("[server]\nport = 80\n" + "; a comment\n" * 60)
+    (tmp_path / "app.ini").write_text("[server]\nport = 80\n")
     blind = round_plan(
         ("r", "read_file", {"path": "app.ini"}),
         ("w", "write_file", {"path": "app.ini", "content": "[server]\nport = 80\ntimeout = 30\n"}),

@@ -13,7 +13,7 @@ task that carries a justification asks the person first when tool-permission rev
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -33,7 +33,6 @@ from phasegraph.nodes.facts import (
     changed_files,
     fully_shown_files,
     read_only,
-    resolved_paths,
     workspace_path,
     writes_files,
     written_argument,
@@ -73,7 +72,6 @@ def blind_writes(
     tasks: list[dict[str, Any]],
     tools: Mapping[str, BaseTool],
     earlier: Iterable[TaskResult] = (),
-    shown: Callable[[object], bool] = lambda _path: False,
 ) -> dict[str, str]:
     """The writes a round plans beside reads, each with why it waits for a round of its own.
 
@@ -84,15 +82,13 @@ def blind_writes(
     A round of writes alone runs as planned, and so does a call that declares neither. Once
     an earlier round of the phase has read (in ``earlier``), a write beside reads runs: its
     plan had those outputs, and the 1.5B model, which plans a read beside every write, had its
-    right count of ERROR lines skipped round after round until the budget ran out. Nor does a
-    read of a file the plan's prompt showed whole (``shown``): the plan had what it returns,
-    and the 1.5B model's count of ERROR lines, written beside a search of a log it had been
-    shown, was skipped for that search.
+    right count of ERROR lines skipped round after round until the budget ran out. A read of
+    a file the prompt showed whole still holds the writes beside it: let through, the 1.5B
+    model wrote 100 as the sum of 17, 25 and 8 beside reading them, and its judge called it
+    done; held, the next plan has the read's output in its history as well.
     """
     reading = read_only(tools)
-    readers = [
-        t["id"] for t in tasks if t["tool"] in reading and not shown(t["arguments"].get("path"))
-    ]
+    readers = [t["id"] for t in tasks if t["tool"] in reading]
     if not readers or any(r["tool"] in reading and r["status"] == "ok" for r in earlier):
         return {}
     why = (
@@ -211,10 +207,7 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     available = deps.tools_for(context)
     allowed = set(phase_allowed_tools(state, phase, deps, context))
     earlier = (r for record in phase_window(state) for r in record["results"])
-    whole = set(resolved_paths(fully_shown_files(state["request"], context, available), context))
-    blind = blind_writes(
-        tasks, available, earlier, lambda path: resolved_paths([path], context)[0] in whole
-    )
+    blind = blind_writes(tasks, available, earlier)
     every = run_results(state)
     blind |= unseen_overwrites(
         tasks, available, [*every, *state.get("results", [])], state, context
