@@ -648,6 +648,21 @@ def test_a_program_the_request_asks_to_run_must_have_run_before_the_work_is_done
     assert out["rounds"][1]["results"][0]["status"] == "ok"  # allowed, though writing work
     assert "3 data.csv" in out["rounds"][1]["results"][0]["output"]
     assert third["phase_completed"] is True and out["status"] == "completed"
+    # a run of it after the file's last write has no effect on it: the 1.5B model wrote 0,
+    # then ran wc and wrote nothing after it, and its judge called that done
+    (tmp_path / "lines.txt").unlink()
+    steps = script(
+        request_analyser=[analysis],
+        phase_planner=[phases("p1", rounds=3)],
+        plan_tool_call=[write, count, write],
+        judge_tasks=[judgement("continue_phase", completed=False, rate=0.5), DONE, DONE],
+    )
+    out, _, _ = start(tmp_path, steps, request=request)
+    late = out["rounds"][1]["judgement"]
+    assert late["phase_completed"] is False
+    assert "wc ran, but no file the request writes was written after it" in late["overridden"]
+    assert out["rounds"][2]["judgement"]["phase_completed"] is True
+    assert out["status"] == "completed"
     # a program the request only mentions, or one not allowed, asks nothing of the run
     steps = script(plan_tool_call=[guess], judge_tasks=[DONE])
     for other in ("Write lines.txt; wc is a tool.", "Run make, then write lines.txt."):

@@ -40,6 +40,7 @@ from phasegraph.nodes.facts import (
     resolved_paths,
     runs_programs,
     workspace_files,
+    written_after,
 )
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import person_available
@@ -282,10 +283,14 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
         for name in phase_allowed_tools(state, phase, deps, context)
         if runs_programs(available.get(name))
     ]
+    to_write = set(resolved_paths(named, context))
+    by_round = [*(record["results"] for record in state.get("rounds") or []), results]
+    fed = written_after(by_round, available, to_write, context) if to_write else None
     hold_to_named_commands(
         judgement,
         commands_named(state["request"], context.allowed_commands) if runners else [],
         programs_run([*every, *results], available),
+        programs_run([*every, *results], available, fed),
         last_phase,
         runners,
     )

@@ -121,21 +121,37 @@ def hold_to_named_commands(
     judgement: dict[str, Any],
     named: list[str],
     ran: set[str],
+    fed: set[str],
     last_phase: bool,
     runners: Sequence[str] = ("run_command",),
 ) -> None:
-    """Override a last phase called done while a program the request asks to run never ran.
+    """Override a last phase called done while a program the request asks to run had no effect.
+
+    It had none when it never ran, or ran only after the files the request writes were last
+    written.
 
     Traced on the 1.5B model: asked to run wc -l on data.csv and write the count it reports,
-    it wrote the numbers 1 to 100 without running anything, and its judge called it done.
-    What such a program reports is known only by running it. ``named``: see
-    `facts.commands_named`, given only where the phase may use a tool that runs programs
-    (``runners``); ``ran``: the programs the run's command tools ran, in any phase.
+    it wrote the numbers 1 to 100 without running anything, and its judge called it done; in
+    another run it wrote 0, then ran wc, wrote nothing after it, and its judge called that
+    done. What such a program reports is known only by running it, and reaches a file only by
+    a write after the run. ``named``: see `facts.commands_named`, given only where the phase
+    may use a tool that runs programs (``runners``); ``ran``: the programs the run's command
+    tools ran, in any phase; ``fed``: those of them after which a file the request writes was
+    written (all of ``ran`` when the request names no file to write).
     """
-    missing = [name for name in named if name not in ran]
-    if last_phase and missing and _claims_done(judgement):
+    if not last_phase or not _claims_done(judgement):
+        return
+    never = [name for name in named if name not in ran]
+    unused = [name for name in named if name in ran and name not in fed]
+    if never:
         _overrule(
             judgement,
-            "the request asks to run " + ", ".join(missing) + ", and it never ran ("
+            "the request asks to run " + ", ".join(never) + ", and it never ran ("
             + " or ".join(runners) + "): what it reports is not known, so the work is not done",
+        )
+    elif unused:
+        _overrule(
+            judgement,
+            ", ".join(unused) + " ran, but no file the request writes was written after it: "
+            "what it reported is not in them, so the work is not done",
         )
