@@ -9,7 +9,7 @@ them (see ``judge``), and the summary's status is decided by them (see ``summari
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence, Set
 from itertools import islice
 from typing import Any
 
@@ -262,47 +262,44 @@ def runs_programs(tool: BaseTool | None) -> bool:
     return bool(runs_argument(tool))
 
 
-def programs_run(
-    results: Iterable[TaskResult],
-    tools: Mapping[str, BaseTool],
-    fed: Callable[[TaskResult], bool] | None = None,
-) -> set[str]:
-    """The programs the ok results of command tools ran (the first word of their argv).
-
-    ``fed``: only the runs for which it holds (see `written_after`).
-    """
-    ran = set()
-    for result in results:
-        argument = runs_argument(tools.get(result["tool"]))
-        argv = result["arguments"].get(argument) if argument else None
-        if result["status"] == "ok" and isinstance(argv, list) and argv:
-            if fed is None or fed(result):
-                ran.add(str(argv[0]).strip())
-    return ran
+def _program(result: TaskResult, tools: Mapping[str, BaseTool]) -> str | None:
+    """The program an ok result of a command tool ran (the first word of its argv)."""
+    argument = runs_argument(tools.get(result["tool"]))
+    argv = result["arguments"].get(argument) if argument else None
+    if result["status"] == "ok" and isinstance(argv, list) and argv:
+        return str(argv[0]).strip()
+    return None
 
 
-def written_after(
+def programs_run(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) -> set[str]:
+    """The programs the ok results of command tools ran."""
+    return {p for result in results if (p := _program(result, tools))}
+
+
+def programs_written_after(
     rounds: Sequence[Sequence[TaskResult]],
     tools: Mapping[str, BaseTool],
     files: Set[str],
     context: Context,
-) -> Callable[[TaskResult], bool]:
-    """Whether one of ``files`` was written after a given result, in a later wave or round.
+) -> set[str]:
+    """The programs that ran before one of ``files`` was written, in a later wave or round.
 
     ``rounds``: the run's results round by round, in order. A write in the same wave ran beside
-    the result and could not hold what it returned.
+    the program and could not hold what it returned.
     """
     space = Workspace(context.workspace)
-    order: dict[int, tuple[int, int]] = {}
+    runs: list[tuple[tuple[int, int], str]] = []
     last_write: tuple[int, int] | None = None
     for number, results in enumerate(rounds):
         for result in results:
-            order[id(result)] = (number, result.get("wave", 0))
+            at = (number, result.get("wave", 0))
             argument = written_argument(tools.get(result["tool"]))
             path = workspace_path(space, result["arguments"].get(argument)) if argument else None
             if result["status"] == "ok" and path in files:
-                last_write = max(last_write or order[id(result)], order[id(result)])
-    return lambda result: last_write is not None and order.get(id(result), last_write) < last_write
+                last_write = at if last_write is None else max(last_write, at)
+            if program := _program(result, tools):
+                runs.append((at, program))
+    return {program for at, program in runs if last_write is not None and at < last_write}
 
 
 def named_files(request: str) -> list[str]:

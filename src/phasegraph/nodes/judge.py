@@ -36,11 +36,11 @@ from phasegraph.nodes.facts import (
     evaluate_checks,
     owned_checks,
     programs_run,
+    programs_written_after,
     request_files,
     resolved_paths,
     runs_programs,
     workspace_files,
-    written_after,
 )
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import person_available
@@ -273,24 +273,22 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     hold_to_writes(judgement, results, changed, available)
     hold_to_sources(judgement, copies, state["request"])
     named = (state.get("structured_request") or {}).get("files_to_write") or []
+    to_write = resolved_paths(named, context)
     last_phase = state["phase_index"] + 1 >= len(state["phases"])
-    hold_to_named_files(
-        judgement, resolved_paths(named, context), resolved_paths(written, context), last_phase
-    )
+    hold_to_named_files(judgement, to_write, resolved_paths(written, context), last_phase)
     # only where the phase could run them: a user's own command tools declare nothing
     runners = [
         name
         for name in phase_allowed_tools(state, phase, deps, context)
         if runs_programs(available.get(name))
     ]
-    to_write = set(resolved_paths(named, context))
+    ran = programs_run([*every, *results], available)
     by_round = [*(record["results"] for record in state.get("rounds") or []), results]
-    fed = written_after(by_round, available, to_write, context) if to_write else None
     hold_to_named_commands(
         judgement,
         commands_named(state["request"], context.allowed_commands) if runners else [],
-        programs_run([*every, *results], available),
-        programs_run([*every, *results], available, fed),
+        ran,
+        programs_written_after(by_round, available, set(to_write), context) if to_write else ran,
         last_phase,
         runners,
     )
