@@ -555,18 +555,25 @@ def test_a_copy_the_request_asks_for_is_done(tmp_path: Path) -> None:
     assert out["status"] == "completed"
 
 
-def test_a_copy_is_a_file_written_with_an_input_of_several_lines(tmp_path: Path) -> None:
+def test_a_copy_is_a_file_written_with_an_input_of_several_values(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("a\nb\n")
     (tmp_path / "n.txt").write_text("42\n")
-    (tmp_path / "out.txt").write_text("a\nb")
-    (tmp_path / "one.txt").write_text("42")
+    # asked for one field of a one-line settings file, the 1.5B model wrote the whole object
+    (tmp_path / "conf.json").write_text('{"a": 1, "b": 2}\n')
+    (tmp_path / "one.json").write_text('{"a": 1}\n')
+    for name, text in [("out.txt", "a\nb"), ("one.txt", "42"), ("obj.txt", '{"a": 1, "b": 2}')]:
+        (tmp_path / name).write_text(text)
+    (tmp_path / "value.txt").write_text('{"a": 1}')
     context = Context(workspace=str(tmp_path))
-    request = "Use notes.txt and n.txt to write out.txt and one.txt."
+    request = "Use notes.txt, n.txt, conf.json and one.json to write four files."
     assert copied_inputs(["out.txt"], request, context) == {"out.txt": "notes.txt"}
     assert copied_inputs(["one.txt"], request, context) == {}  # a value of one line, written on
+    assert copied_inputs(["obj.txt"], request, context) == {"obj.txt": "conf.json"}
+    assert copied_inputs(["value.txt"], request, context) == {}  # one member: a value
     (tmp_path / "out.txt").write_text("a\n  b")
     assert copied_inputs(["out.txt"], request, context) == {}  # reformatted is not copied
     assert copied_inputs(["./notes.txt"], request, context) == {}  # the input itself, edited
+
 
 
 def test_a_file_this_run_has_not_read_is_not_written_over_whole(tmp_path: Path) -> None:

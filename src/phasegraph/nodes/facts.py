@@ -8,6 +8,7 @@ them (see ``judge``), and the summary's status is decided by them (see ``summari
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence, Set
 from itertools import islice
@@ -356,7 +357,9 @@ def copied_inputs(changed: Sequence[str], request: str, context: Context) -> dic
     numbers themselves; asked for the count of ERROR lines in app.log, it wrote the whole log
     to errors.txt; its judge called both done. A file the request names that the phase has
     not changed is an input; a changed file with its very text (its ends trimmed) is a copy.
-    An input of one line is left out: its text may well be the answer (a value written on).
+    An input of one value is left out: its text may well be the answer (a value written on).
+    One line may hold several, though: asked for one field of a one-line settings.json, the
+    1.5B model wrote the whole object to timeout.txt and its judge called it done.
     Known blind spot: a result that happens to equal its input (sorting a sorted file).
     """
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
@@ -374,7 +377,7 @@ def copied_inputs(changed: Sequence[str], request: str, context: Context) -> dic
     for name in named_files(request):
         rel = workspace_path(space, name)
         held = text(rel) if rel and rel not in written else None
-        if held and sum(1 for line in held.splitlines() if line.strip()) > 1:
+        if held and _several_values(held):
             inputs[name] = held
     copies: dict[str, str] = {}
     for rel, path in written.items():
@@ -383,6 +386,21 @@ def copied_inputs(changed: Sequence[str], request: str, context: Context) -> dic
         if source:
             copies[path] = source
     return copies
+
+
+def _several_values(text: str) -> bool:
+    """Whether a file's text holds more than one value.
+
+    It does on several lines, or on one line of JSON with several members (an object of two
+    keys, a list of two items).
+    """
+    if sum(1 for line in text.splitlines() if line.strip()) > 1:
+        return True
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(value, dict | list) and len(value) > 1
 
 
 def check_lines(checks: Sequence[CheckRecord]) -> str:
