@@ -15,7 +15,6 @@ thread's database would grow with the square of its steps; these lists are `Delt
 (`history()`), whose checkpoints keep only what each step appended plus a periodic snapshot.
 """
 
-from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
