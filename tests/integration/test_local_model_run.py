@@ -122,3 +122,45 @@ def test_the_embedded_model_plans_the_tool_the_request_needs(tmp_path: Path) -> 
     assert out["rounds"][0]["judgement"]["phase_completion_rate"] == 1.0
     assert out["status"] == "completed", out["stop_reason"]
     assert out["final_summary"].strip()
+
+
+def test_the_grammar_first_pass_decodes_what_llama_cpp_s_own_chain_does() -> None:
+    # greedy under a grammar: asking the grammar about the model's choice first, and about the
+    # whole vocabulary only when it is refused, must write exactly what llama-cpp-python's own
+    # chain (the grammar over every token, every step) writes
+    import llama_cpp
+
+    from phasegraph.models import grammar_sampler
+    from phasegraph.models.embedded import default_model_path
+    from phasegraph.models.local_format import _bounded_numbers
+    from phasegraph.models.structured import function_spec
+
+    llm = llama_cpp.Llama(model_path=str(default_model_path()), n_ctx=1024, verbose=False, seed=0)
+    schema = _bounded_numbers(function_spec("judge_tasks", Judgement)["function"]["parameters"])
+    messages: Any = [
+        {"role": "user", "content": "A round wrote hello.txt. Judge it by calling judge_tasks."}
+    ]
+
+    def answer() -> str:
+        llm.reset()  # the prompt evaluated anew: a cached prefix may shift the logits a hair
+        reply: Any = llm.create_chat_completion(
+            messages=messages,
+            max_tokens=40,
+            temperature=0,
+            response_format={"type": "json_object", "schema": schema},
+        )
+        return str(reply["choices"][0]["message"]["content"])
+
+    stock = answer()
+    grammar_sampler.install(llm, llama_cpp)
+    assert answer() == stock
+    assert stock.startswith("{")
+    # a grammar llama.cpp refuses is an error of the call, not a crash of the process
+    too_long = {"type": "object", "properties": {"a": {"type": "string", "maxLength": 5000}}}
+    with pytest.raises(grammar_sampler.GrammarRefusedError):
+        llm.create_chat_completion(
+            messages=messages,
+            max_tokens=5,
+            temperature=0,
+            response_format={"type": "json_object", "schema": too_long},
+        )

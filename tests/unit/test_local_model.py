@@ -25,7 +25,12 @@ from phasegraph.models import embedded as embedded_models
 from phasegraph.models import local as local_model
 from phasegraph.models.embedded import EMBEDDED, EmbeddedModel, model_path
 from phasegraph.models.local import LocalChatModel
-from phasegraph.models.local_format import _as_chat_message, _as_tool_call, _forced_function
+from phasegraph.models.local_format import (
+    _as_chat_message,
+    _as_tool_call,
+    _forced_function,
+    _within_grammar_limits,
+)
 from phasegraph.models.structured import call_structured, function_spec
 
 from scripts import judgement
@@ -312,3 +317,22 @@ def test_a_free_choice_may_answer_in_words(monkeypatch: pytest.MonkeyPatch, tmp_
     reply = model.invoke([HumanMessage("what does a.txt hold?")])
     assert isinstance(reply, AIMessage)
     assert reply.tool_calls == [] and reply.text == "a.txt holds hi"
+
+
+def test_bounds_a_grammar_cannot_take_are_left_out_of_it() -> None:
+    # llama.cpp refused a string of at most 1,100 characters, and the process died with it
+    schema = {
+        "type": "object",
+        "properties": {
+            "long": {"type": "string", "maxLength": 5000},
+            "short": {"type": "string", "maxLength": 300},
+            "many": {"type": "array", "maxItems": 3000, "items": {"type": "string"}},
+            "maxLength": {"type": "integer"},  # a property of that name stays
+        },
+    }
+    out = _within_grammar_limits(schema)
+    assert out["properties"]["long"] == {"type": "string"}
+    assert out["properties"]["short"]["maxLength"] == 300
+    assert "maxItems" not in out["properties"]["many"]
+    assert out["properties"]["maxLength"] == {"type": "integer"}
+

@@ -29,6 +29,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from phasegraph import prompts
 from phasegraph.errors import ConfigurationError
+from phasegraph.models import grammar_sampler
 from phasegraph.models.embedded import DEFAULT, EMBEDDED, model_path
 from phasegraph.models.local_format import (
     _as_chat_message,
@@ -37,6 +38,7 @@ from phasegraph.models.local_format import (
     _bounded_numbers,
     _choice_schema,
     _forced_function,
+    _within_grammar_limits,
 )
 
 LOCAL_EXTRA_HINT = 'pip install "phasegraph[local]"'
@@ -120,6 +122,7 @@ def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Any, threa
                     seed=0,
                     verbose=False,
                 )
+            grammar_sampler.install(llm, llama_cpp)
             _loaded[key] = (llm, threading.Lock())
         return _loaded[key]
 
@@ -189,6 +192,7 @@ class LocalChatModel(BaseChatModel):
         }
         if forced is not None:
             schema = _bounded_numbers(forced["function"].get("parameters") or {"type": "object"})
+            schema = _within_grammar_limits(schema)
             chat.append(
                 {
                     "role": "system",
@@ -202,7 +206,7 @@ class LocalChatModel(BaseChatModel):
             chat.append({"role": "system", "content": prompts.LOCAL_TOOL_CHOICE})
             request["response_format"] = {
                 "type": "json_object",
-                "schema": _choice_schema(tools, may_answer=may_answer),
+                "schema": _within_grammar_limits(_choice_schema(tools, may_answer=may_answer)),
             }
         with lock:  # one llama context: calls from parallel branches take turns
             response = llm.create_chat_completion(messages=chat, **request)

@@ -60,6 +60,33 @@ def _bounded_numbers(node: Any) -> Any:
     return out
 
 
+#: The largest ``maxLength`` or ``maxItems`` a grammar is given. llama.cpp refuses a grammar
+#: made from a larger one (measured: a string of at most 1,100 characters is refused, 1,000 is
+#: taken), and llama-cpp-python then dereferences the missing sampler: the process dies.
+GRAMMAR_MAX_BOUND = 1000
+
+
+def _within_grammar_limits(node: Any) -> Any:
+    """The schema without the length and count bounds llama.cpp's grammar cannot take.
+
+    A larger bound (a user's tool may well state one) is left out: the grammar then lets the
+    model write any length, as without the bound, and validation still applies the schema's.
+    """
+    if isinstance(node, list):
+        return [_within_grammar_limits(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return {
+        key: _within_grammar_limits(value)
+        for key, value in node.items()
+        if not (
+            key in ("maxLength", "maxItems")
+            and isinstance(value, int)
+            and value > GRAMMAR_MAX_BOUND
+        )
+    }
+
+
 def _choice_schema(tools: list[dict[str, Any]], *, may_answer: bool) -> dict[str, Any]:
     """The JSON schema of a free choice: a call of any one tool, or (if allowed) a reply."""
     options: list[dict[str, Any]] = [

@@ -1,0 +1,111 @@
+"""Greedy decoding under a grammar that checks one token, not the whole vocabulary, per step.
+
+llama-cpp-python puts llama.cpp's grammar sampler in its chain before the greedy pick, so the
+grammar is tried on every token of the vocabulary at every step: with Qwen2.5's 151,936 tokens,
+measured on 2 cores, the 0.5B model wrote 1.4 tokens a second under a JSON schema's grammar
+and 5.3 without one. Every call phasegraph makes of a local model is decoded under one.
+
+llama.cpp's own command-line sampler avoids this (``common_sampler_sample``): it takes the
+model's choice, asks the grammar about that one token, and applies the grammar to the whole
+vocabulary only when the choice is refused. Greedy decoding picks the same token either way:
+the best token the grammar allows is the best token, whenever the grammar allows it.
+`install` gives a loaded ``Llama`` that sampler for greedy calls with a grammar; any other
+call keeps llama-cpp-python's own chain.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from typing import Any
+
+#: The fields of llama.cpp's ``llama_token_data``, as numpy lays them out.
+_TOKEN_DATA_FIELDS = [("id", "<i4"), ("logit", "<f4"), ("p", "<f4")]
+
+
+class GrammarRefusedError(ValueError):
+    """llama.cpp could not build a grammar (it returned no sampler)."""
+
+
+class GreedyGrammarSampler:
+    """Greedy choice under a grammar, the grammar asked about the chosen token first."""
+
+    def __init__(self, llama_cpp: Any, model: Any, grammar: Any, n_vocab: int) -> None:
+        """A sampler over ``model``'s vocabulary for ``grammar`` (a ``LlamaGrammar``)."""
+        import numpy as np
+
+        self._np = np
+        self._lib = llama_cpp
+        self._n_vocab = n_vocab
+        self._grammar = llama_cpp.llama_sampler_init_grammar(
+            model.vocab, grammar._grammar.encode("utf-8"), grammar._root.encode("utf-8")
+        )
+        if not self._grammar:
+            # llama-cpp-python would go on with the missing sampler and crash the process
+            raise GrammarRefusedError("llama.cpp refused the grammar of the answer's schema")
+        self._one = (llama_cpp.llama_token_data * 1)()
+        self._one_array = llama_cpp.llama_token_data_array(
+            data=self._one, size=1, selected=-1, sorted=False
+        )
+        self._all = np.zeros(n_vocab, dtype=np.dtype(_TOKEN_DATA_FIELDS, align=True))
+        self._all["id"] = np.arange(n_vocab, dtype=np.int32)
+
+    def __del__(self) -> None:
+        """Free the grammar sampler."""
+        if getattr(self, "_grammar", None):
+            self._lib.llama_sampler_free(self._grammar)
+            self._grammar = None
+
+    def _allowed(self, token: int, logit: float) -> bool:
+        self._one[0].id, self._one[0].logit, self._one[0].p = token, logit, 0.0
+        self._one_array.size, self._one_array.selected = 1, -1
+        self._lib.llama_sampler_apply(self._grammar, ctypes.byref(self._one_array))
+        return not math.isinf(self._one[0].logit)
+
+    def sample(self, ctx: Any, idx: int = -1) -> int:
+        """The token to write at ``idx``, accepted into the grammar's state."""
+        np = self._np
+        pointer = self._lib.llama_get_logits_ith(ctx.ctx, idx)
+        logits = np.ctypeslib.as_array(pointer, shape=(self._n_vocab,))
+        token = int(np.argmax(logits))
+        if not self._allowed(token, float(logits[token])):
+            candidates = self._all
+            candidates["logit"] = logits
+            candidates["p"] = 0.0
+            array = self._lib.llama_token_data_array(
+                data=candidates.ctypes.data_as(self._lib.llama_token_data_p),
+                size=self._n_vocab,
+                selected=-1,
+                sorted=False,
+            )
+            self._lib.llama_sampler_apply(self._grammar, ctypes.byref(array))
+            token = int(candidates["id"][int(np.argmax(candidates["logit"]))])
+        self._lib.llama_sampler_accept(self._grammar, token)
+        return token
+
+
+def install(llm: Any, llama_cpp: Any) -> None:
+    """Give ``llm`` (a ``llama_cpp.Llama``) the grammar-first-pass sampler for greedy calls.
+
+    Only a call that llama-cpp-python would decode as penalties (off), grammar, greedy is
+    changed; a llama-cpp-python without the private hook this needs keeps its own sampler.
+    """
+    original = getattr(llm, "_init_sampler", None)
+    if original is None or not hasattr(llama_cpp, "llama_sampler_init_grammar"):
+        return
+
+    def init_sampler(**kwargs: Any) -> Any:
+        grammar = kwargs.get("grammar")
+        plain = (
+            grammar is not None
+            and kwargs.get("temp") == 0.0
+            and kwargs.get("logits_processor") is None
+            and kwargs.get("repeat_penalty", 1.0) == 1.0
+            and kwargs.get("frequency_penalty", 0.0) == 0.0
+            and kwargs.get("presence_penalty", 0.0) == 0.0
+        )
+        if not plain:
+            return original(**kwargs)
+        return GreedyGrammarSampler(llama_cpp, llm._model, grammar, llm.n_vocab())
+
+    llm._init_sampler = init_sampler
