@@ -26,6 +26,7 @@ from phasegraph.models import local as local_model
 from phasegraph.models.embedded import EMBEDDED, EmbeddedModel, model_path
 from phasegraph.models.local import LocalChatModel
 from phasegraph.models.local_format import (
+    GRAMMAR_MAX_BOUND,
     _as_chat_message,
     _as_tool_call,
     _forced_function,
@@ -336,3 +337,34 @@ def test_bounds_a_grammar_cannot_take_are_left_out_of_it() -> None:
     assert "maxItems" not in out["properties"]["many"]
     assert out["properties"]["maxLength"] == {"type": "integer"}
 
+
+def test_every_stage_s_stated_bounds_fit_a_grammar() -> None:
+    from phasegraph.state import Judgement, PhasePlan, Replan, RoundPlan, StructuredRequest, Summary
+
+    def bounds(node: Any) -> list[int]:
+        if isinstance(node, list):
+            return [b for item in node for b in bounds(item)]
+        if not isinstance(node, dict):
+            return []
+        own = [v for k, v in node.items() if k in ("maxLength", "maxItems") and isinstance(v, int)]
+        return own + [b for v in node.values() for b in bounds(v)]
+
+    for name, schema in [
+        ("summarizer", Summary),
+        ("judge_tasks", Judgement),
+        ("plan_tool_call", RoundPlan),
+        ("phase_planner", PhasePlan),
+        ("replanner", Replan),
+        ("request_analyser", StructuredRequest),
+    ]:
+        found = bounds(function_spec(name, schema))
+        assert all(b <= GRAMMAR_MAX_BOUND for b in found), (name, found)
+    # the summary's parts at their longest fit in one answer of 1,024 tokens (at 3 characters a
+    # token, fewer than English prose takes): cut off there, all three attempts failed
+    parts = function_spec("summarizer", Summary)["function"]["parameters"]["properties"]
+    lists = [
+        parts[k]["maxItems"] * parts[k]["items"]["maxLength"]
+        for k in ("highlights", "unfinished", "next_steps")
+    ]
+    longest = parts["final_summary"]["maxLength"] + parts["quality_assessment"]["maxLength"]
+    assert longest + sum(lists) <= 3 * 1024

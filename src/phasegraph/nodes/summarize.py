@@ -222,6 +222,9 @@ def _model_summary(
         return call.value.model_dump(), "summarizer", costs
     reply = model.invoke([SystemMessage(prompts.SUMMARY_TEXT_FALLBACK), HumanMessage(user)])
     costs["llm_calls"] += 1
+    usage = getattr(reply, "usage_metadata", None) or {}
+    costs["prompt_tokens"] += usage.get("input_tokens", 0)
+    costs["completion_tokens"] += usage.get("output_tokens", 0)
     text = reply.text.strip() if hasattr(reply, "text") else str(reply.content).strip()
     if text:
         return {"final_summary": text}, "plain_text", costs

@@ -32,6 +32,11 @@ def at_most(chars: int) -> dict[str, Any]:
     return {"maxLength": chars}
 
 
+def list_at_most(items: int, chars: int) -> dict[str, Any]:
+    """`at_most` for a list of strings: at most ``items`` of them, each of ``chars`` at most."""
+    return {"maxItems": items, "items": {"type": "string", **at_most(chars)}}
+
+
 class Result(BaseModel):
     """Base of the stage results, read the way a person reads an answer (SPEC section 1).
 

@@ -27,6 +27,7 @@ from phasegraph.state.result import (
     Result,
     at_most,
     clip,
+    list_at_most,
     number_repeated_ids,
     phase_ids,
     renamed,
@@ -232,11 +233,32 @@ class Replan(Result):
         return self
 
 
+# Bounds of a summary's parts, in characters (see `at_most`). Traced on both embedded models:
+# a third of the suite's summarizer calls ran to the 1,024-token limit inside final_summary,
+# three attempts running, 3,072 tokens (minutes on 2 cores) spent before the plain-text
+# fallback. All parts at their longest (about 1,600 characters, some 400 tokens) fit in one
+# such answer, so a grammar closes them in time; 1,000 is also the most a grammar takes
+# (`local_format.GRAMMAR_MAX_BOUND`).
+SUMMARY_CHARS = 1000
+SUMMARY_ITEMS, SUMMARY_ITEM_CHARS = 3, 120
+ASSESSMENT_CHARS = 200
+
+
 class Summary(Result):
     """What `summarize` returns: the final written summary."""
 
-    final_summary: str = Field(min_length=1, description="The summary in Markdown.")
-    highlights: list[str] = Field(default_factory=list)
-    unfinished: list[str] = Field(default_factory=list)
-    next_steps: list[str] = Field(default_factory=list)
-    quality_assessment: str = ""
+    final_summary: str = Field(
+        min_length=1,
+        description="The summary in Markdown.",
+        json_schema_extra=at_most(SUMMARY_CHARS),
+    )
+    highlights: list[str] = Field(
+        default_factory=list, json_schema_extra=list_at_most(SUMMARY_ITEMS, SUMMARY_ITEM_CHARS)
+    )
+    unfinished: list[str] = Field(
+        default_factory=list, json_schema_extra=list_at_most(SUMMARY_ITEMS, SUMMARY_ITEM_CHARS)
+    )
+    next_steps: list[str] = Field(
+        default_factory=list, json_schema_extra=list_at_most(SUMMARY_ITEMS, SUMMARY_ITEM_CHARS)
+    )
+    quality_assessment: str = Field(default="", json_schema_extra=at_most(ASSESSMENT_CHARS))
