@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-local",
         action="store_true",
-        help="skip the embedded local model's task suite (about an hour on 2 cores; --quick "
+        help="skip the embedded local model's task suite (about 50 minutes on 2 cores; --quick "
         "skips it)",
     )
     parser.add_argument(
