@@ -14,7 +14,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
 from phasegraph.errors import CheckError
-from phasegraph.nodes.facts import commands_named, copied_inputs, fully_shown_files
+from phasegraph.nodes.facts import (
+    commands_named,
+    copied_inputs,
+    fully_shown_files,
+    in_words,
+    still_to_do,
+)
 from phasegraph.report import render
 from phasegraph.tools.commands import DEFAULT_ALLOWED_COMMANDS
 
@@ -187,6 +193,21 @@ def test_the_analysis_proposes_checks_for_what_the_request_names(tmp_path: Path)
     prompt = model.calls_of("phase_planner")[0][-1].content
     assert "c1: report.md must exist and not be blank (code does not check" in prompt
     assert "some text" not in prompt  # a small model wrote it to the file
+
+
+def test_a_pattern_is_said_as_the_text_it_finds_not_as_text_to_write() -> None:
+    # told package.json "must match the pattern" '"version"\s*:\s*"1\.2\.0"', the 1.5B
+    # model wrote that expression, escapes and all, into the file
+    check = {
+        "kind": "matches",
+        "path": "package.json",
+        "pattern": r'"version"\s*:\s*"1\.2\.0"',
+        "detail": "no match",
+    }
+    said = in_words(check)
+    assert said.startswith("package.json must hold text that the regular expression")
+    assert said.endswith("(write that text, not the expression)")
+    assert "not the expression" in still_to_do(check)  # type: ignore[arg-type]
 
 
 def test_caller_checks_come_first_and_an_analysis_copy_is_not_added(tmp_path: Path) -> None:

@@ -415,6 +415,8 @@ def in_words(check: Mapping[str, Any]) -> str:
     model searched the workspace for that text instead of writing the file. Nothing here is
     quotable as a file's content: told a file "must hold its content (some text)", the 1.5B
     model wrote "some text" to it, and its judge, told the check passed, called it done.
+    Told package.json "must match the pattern" of its version 1.2.0 with the dot escaped, it
+    wrote the expression, escapes and all, into the file; a pattern is said as what it finds.
     """
     match check["kind"]:
         case "exists":
@@ -427,7 +429,10 @@ def in_words(check: Mapping[str, Any]) -> str:
                 "what it holds is right)"
             )
         case "matches":
-            return f"{check['path']} must match the pattern {check['pattern']!r}"
+            return (
+                f"{check['path']} must hold text that the regular expression "
+                f"{check['pattern']!r} finds (write that text, not the expression)"
+            )
         case _:
             output = f" and print {check['expect']!r}" if check.get("expect") else ""
             return f"the command {' '.join(check['argv'])!r} must succeed{output}"
@@ -443,7 +448,10 @@ def still_to_do(check: CheckRecord) -> str:
         case "matches" if check["pattern"] == HAS_TEXT:
             return f"write {check['path']} with its whole content ({check['detail']})"
         case "matches":
-            return f"make {check['path']} match {check['pattern']!r} ({check['detail']})"
+            return (
+                f"make {check['path']} hold text that the regular expression "
+                f"{check['pattern']!r} finds, not the expression ({check['detail']})"
+            )
         case _:
             return f"make the command {' '.join(check['argv'])!r} succeed ({check['detail']})"
 
