@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.outputs import LLMResult
 from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph
@@ -205,6 +207,24 @@ def test_summarizer_failing_falls_back_to_plain_text(run) -> None:
     assert out["final_summary"].startswith("Plain **Markdown** summary.")
     assert out["summary"]["source"] == "plain_text"
     assert out["status"] == "completed"
+
+
+def test_the_plain_text_fallback_is_counted_with_its_tokens(tools) -> None:
+    # the run's totals count every call the model answered, the fallback's tokens too
+    usage: list[dict[str, int]] = []
+
+    class Usage(BaseCallbackHandler):
+        def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
+            for generation in response.generations[0]:
+                usage.append(generation.message.usage_metadata)  # type: ignore[attr-defined]
+
+    script = make_script(summarizer=[None], text=["Plain **Markdown** summary."])
+    model = ScriptedChatModel(script=script, callbacks=[Usage()])
+    out = build_graph(model=model, tools=tools).invoke({"request": "go"})
+    assert out["summary"]["source"] == "plain_text"
+    assert out["llm_calls"] == len(usage)
+    assert out["prompt_tokens"] == sum(u["input_tokens"] for u in usage)
+    assert out["completion_tokens"] == sum(u["output_tokens"] for u in usage)
 
 
 def test_summarizer_and_plain_text_failing_fall_back_to_code(run) -> None:

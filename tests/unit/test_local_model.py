@@ -320,7 +320,9 @@ def test_a_free_choice_may_answer_in_words(monkeypatch: pytest.MonkeyPatch, tmp_
     assert reply.tool_calls == [] and reply.text == "a.txt holds hi"
 
 
-def test_bounds_a_grammar_cannot_take_are_left_out_of_it() -> None:
+def test_bounds_a_grammar_cannot_take_are_left_out_of_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     # llama.cpp refused a string of at most 1,100 characters, and the process died with it
     schema = {
         "type": "object",
@@ -336,6 +338,17 @@ def test_bounds_a_grammar_cannot_take_are_left_out_of_it() -> None:
     assert out["properties"]["short"]["maxLength"] == 300
     assert "maxItems" not in out["properties"]["many"]
     assert out["properties"]["maxLength"] == {"type": "integer"}
+    # both kinds of call send the grammar the schema without them: a forced one and a choice
+    import threading
+
+    fake = FakeLlama(['{"long": "x"}', '{"name": "note", "arguments": {"long": "x"}}'])
+    monkeypatch.setattr(local_model, "load_llama", lambda *_a: (fake, threading.Lock()))
+    note = {"type": "function", "function": {"name": "note", "parameters": schema}}
+    model = LocalChatModel(model_path=str(tmp_path / "m.gguf"))
+    model.bind_tools([note], tool_choice="note").invoke("note it")
+    model.bind_tools([note], tool_choice="auto").invoke("note it")
+    sent = [json.dumps(r["response_format"]["schema"]) for r in fake.requests]
+    assert len(sent) == 2 and all('"maxLength": 300' in g and "5000" not in g for g in sent)
 
 
 def test_every_stage_s_stated_bounds_fit_a_grammar() -> None:
