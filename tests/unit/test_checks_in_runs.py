@@ -596,7 +596,6 @@ def test_a_copy_is_a_file_written_with_an_input_of_several_values(tmp_path: Path
     assert copied_inputs(["./notes.txt"], request, context) == {}  # the input itself, edited
 
 
-
 def test_a_file_this_run_has_not_read_is_not_written_over_whole(tmp_path: Path) -> None:
     # the 1.5B model wrote a stub over src/util/dates.py, the file its answer was to name
     source = "def parse_date(text):\n    return text.split('-')\n"
