@@ -127,6 +127,30 @@ def test_edit_fails_clearly_when_the_text_is_missing_or_ambiguous(ws: Path) -> N
     assert (ws / "notes.txt").read_text() == before
 
 
+def test_a_mistyped_escape_is_refused_and_nothing_is_written(ws: Path) -> None:
+    # the 1.5B model wrote "alpha\\beta" (a JSON backspace) for "alpha\\nbeta"
+    tools = toolset(ws)
+    ok, why = call(tools, "write_file", path="full.txt", content="alpha\beta\ngamma\n")
+    assert not ok and "control character (backspace) at line 1, column 6" in why
+    assert "nothing was written" in why and not (ws / "full.txt").exists()
+    before = (ws / "notes.txt").read_text()
+    ok, why = call(tools, "edit_file", path="notes.txt", old_text="gamma", new_text="g\x01")
+    assert not ok and "(U+0001) at line 1, column 2" in why
+    assert (ws / "notes.txt").read_text() == before
+    # text files hold tabs, form feeds and terminal colours; those are written as asked
+    plain = "a\tb\r\n\fc \x1b[1mbold\x1b[0m\n"
+    assert call(tools, "write_file", path="ok.txt", content=plain)[0]
+    assert (ws / "ok.txt").read_bytes() == plain.encode()
+
+
+def test_a_control_character_the_file_already_held_is_written_again(ws: Path) -> None:
+    (ws / "raw.txt").write_text("x\by\n")
+    tools = toolset(ws)
+    assert call(tools, "write_file", path="raw.txt", content="x\by\nz\n")[0]
+    assert call(tools, "edit_file", path="raw.txt", old_text="x\by", new_text="x\bY")[0]
+    assert (ws / "raw.txt").read_text() == "x\bY\nz\n"
+
+
 def test_write_keeps_the_mode_and_leaves_no_temporary_file(ws: Path) -> None:
     script = ws / "run.sh"
     script.write_text("old")

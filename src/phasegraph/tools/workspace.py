@@ -14,7 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -39,6 +39,36 @@ _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 class WorkspaceError(ValueError):
     """A tool call the workspace refuses; the message says why and what to do instead."""
+
+
+# Control characters a text file written by a tool does not hold: all but tab, newline,
+# carriage return, form feed (page breaks in old sources) and escape (terminal colours).
+_STRAY_CONTROL = regex.compile("[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
+_CONTROL_NAMES = {"\x00": "NUL", "\x08": "backspace", "\x0b": "vertical tab"}
+
+
+def stray_control(text: str, already: Callable[[], str]) -> str | None:
+    r"""Why ``text`` cannot be written: a control character that ``already()`` does not hold.
+
+    A model writes a file's text as a JSON string, where ``\b`` is a backspace: the 1.5B
+    model wrote "alpha\beta" for "alpha\nbeta", the file got "alpha", a backspace and
+    "eta", and its judge, reading the text back, called the join done. A text that holds such
+    a character by design (the file or the replaced text held it already) is written as asked.
+    """
+    if _STRAY_CONTROL.search(text) is None:
+        return None
+    held = already()
+    for found in _STRAY_CONTROL.finditer(text):
+        char = found.group()
+        if char not in held:
+            line = text.count("\n", 0, found.start()) + 1
+            column = found.start() - text.rfind("\n", 0, found.start())
+            name = _CONTROL_NAMES.get(char, f"U+{ord(char):04X}")
+            return (
+                f"it holds a control character ({name}) at line {line}, column {column}, which "
+                "a text file does not hold: a mistyped escape (\\b for \\n?); nothing was written"
+            )
+    return None
 
 
 @dataclass(frozen=True)
@@ -233,9 +263,19 @@ class Workspace:
     def write_file(self, path: str, content: str) -> str:
         """Create or replace a file with ``content``."""
         rel = self.relative(path, for_write=True)
+        if why := stray_control(content, lambda: self._text_or_nothing(rel)):
+            raise WorkspaceError(f"content: {why}")
         data = content.encode("utf-8")
         self.write_bytes(rel, data)
         return f"wrote {len(data)} bytes to {rel}"
+
+    def _text_or_nothing(self, rel: PurePosixPath) -> str:
+        """What a file holds now as text, or "" when it cannot be read."""
+        try:
+            data, _size = self.read_bytes(rel, self.max_read_bytes)
+        except (OSError, WorkspaceError):
+            return ""
+        return data.decode("utf-8", errors="replace")
 
     def edit_file(self, path: str, old_text: str, new_text: str) -> str:
         """Replace the one occurrence of ``old_text`` with ``new_text``."""
@@ -253,6 +293,8 @@ class Workspace:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise WorkspaceError(f"{rel} is not UTF-8 text; it cannot be edited") from None
+        if why := stray_control(new_text, lambda: old_text):
+            raise WorkspaceError(f"new_text: {why}")
         count = text.count(old_text)
         if count == 0:
             raise WorkspaceError(f"old_text was not found in {rel}; nothing was changed")
