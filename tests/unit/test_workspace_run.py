@@ -18,7 +18,12 @@ from scripts import ANALYSIS, CONTINUE, SUMMARY, judgement, phases, round_plan
 
 
 def results_by_task(out: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {r["task_id"]: r for rnd in out["rounds"] for r in rnd["results"]}
+    """Each task's first result (a scripted plan repeats its last round after the script)."""
+    first: dict[str, dict[str, Any]] = {}
+    for rnd in out["rounds"]:
+        for r in rnd["results"]:
+            first.setdefault(r["task_id"], r)
+    return first
 
 
 def run_in(ws: Path, script: dict[str, list[Any]], **kw: Any) -> dict[str, Any]:
@@ -212,3 +217,34 @@ def test_a_user_tool_named_like_a_builtin_is_a_clear_error() -> None:
 
     with pytest.raises(ConfigurationError, match="names of built-in tools"):
         build_graph(tools=[read_file], builtin_tools=True)
+
+
+def test_a_call_that_failed_is_not_run_again_until_something_has_changed(tmp_path: Path) -> None:
+    # the 1.5B model planned an edit whose old text was gone three rounds running, each a step
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "config.ini").write_text("name = demo\n")
+    edit = ("e", "edit_file", {"path": "config.ini", "old_text": "debug", "new_text": "x"})
+    script = {
+        "request_analyser": [ANALYSIS],
+        "phase_planner": [phases("p1", rounds=4)],
+        "plan_tool_call": [
+            round_plan(edit),
+            round_plan(edit),
+            round_plan(
+                ("w", "edit_file", {"path": "config.ini", "old_text": "name", "new_text": "debug"})
+            ),
+            round_plan(edit),
+        ],
+        "judge_tasks": [CONTINUE, CONTINUE, CONTINUE, judgement()],
+        "summarizer": [SUMMARY],
+    }
+    out = run_in(ws, script)
+    first, again, write, after = (rnd["results"][0] for rnd in out["rounds"][:4])
+    assert first["status"] == "failed" and "was not found" in first["output"]
+    assert again["status"] == "skipped"
+    assert again["output"].startswith("not run: the same call failed before (WorkspaceError:")
+    assert "nothing has changed since" in again["output"]
+    assert write["status"] == "ok"
+    # the other edit changed the file: the same edit may succeed now, and it runs
+    assert after["status"] == "ok" and (ws / "config.ini").read_text() == "x = demo\n"

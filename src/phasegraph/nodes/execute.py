@@ -41,7 +41,7 @@ from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
 from phasegraph.progress import emit
 from phasegraph.state import State, TaskInput, TaskOutcome, TaskResult, ToolViolation
 from phasegraph.storage.journal import journal_key
-from phasegraph.tools.base import is_idempotent
+from phasegraph.tools.base import is_idempotent, truncate
 from phasegraph.tools.constraints import refusal_reason
 from phasegraph.tools.workspace import Workspace, WorkspaceError
 
@@ -182,12 +182,46 @@ def repeated_calls(
         before = upstream(task["id"])
         if task["tool"] not in reading or any(tool_of.get(d) not in reading for d in before):
             continue
-        call = json.dumps([task["tool"], task["arguments"]], sort_keys=True, default=str)
+        call = _call_key(task["tool"], task["arguments"])
         same_as = first.setdefault(call, task["id"])
         # a first that waits for its own repeat would wait for itself
         if same_as != task["id"] and task["id"] not in upstream(same_as):
             same[task["id"]] = same_as
     return same
+
+
+def failed_before(
+    tasks: Sequence[dict[str, Any]], tools: Mapping[str, BaseTool], earlier: Sequence[TaskResult]
+) -> dict[str, str]:
+    """Calls that failed in an earlier round, with nothing changed since, each with why.
+
+    Traced on the 1.5B model: its edit of config.ini replaced "debug" with "false", and it
+    planned that same edit three rounds more, each failing with "old_text was not found" and
+    each a step of the budget, the last after a replan that had not seen the failures. A call
+    that failed fails again while nothing it could read has changed: until a call of a tool
+    that may change things succeeds, the same call (tool and arguments) is not run, and the
+    plan is told why and what failed.
+    """
+    reading = read_only(tools)
+    failed: dict[str, TaskResult] = {}
+    for result in earlier:
+        if result["status"] == "ok" and result["tool"] not in reading:
+            failed.clear()  # something may have changed: a failed call may now succeed
+        elif result["status"] == "failed":
+            failed[_call_key(result["tool"], result["arguments"])] = result
+    again: dict[str, str] = {}
+    for task in tasks:
+        if before := failed.get(_call_key(task["tool"], task["arguments"])):
+            error = truncate(" ".join(before["output"].split()), 160)
+            again[task["id"]] = (
+                f"not run: the same call failed before ({error}) and nothing has changed since; "
+                "change its arguments or use another tool"
+            )
+    return again
+
+
+def _call_key(tool: str, arguments: Mapping[str, Any]) -> str:
+    return json.dumps([tool, arguments], sort_keys=True, default=str)
 
 
 def round_elapsed(results: list[TaskResult]) -> float:
@@ -212,6 +246,7 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     blind |= unseen_overwrites(
         tasks, available, [*every, *state.get("results", [])], state, context
     )
+    blind |= failed_before(tasks, available, every)
     repeats = repeated_calls(tasks, available)
     decisions = state.get("tool_decisions") or {}
     asks_permission = limits_of(state)["review"] == "all"
