@@ -19,7 +19,7 @@ from phasegraph.nodes.facts import (
     copied_inputs,
     fully_shown_files,
     in_words,
-    still_to_do,
+    to_do,
 )
 from phasegraph.report import render
 from phasegraph.tools.commands import DEFAULT_ALLOWED_COMMANDS
@@ -207,7 +207,33 @@ def test_a_pattern_is_said_as_the_text_it_finds_not_as_text_to_write() -> None:
     said = in_words(check)
     assert said.startswith("package.json must hold text that the regular expression")
     assert said.endswith("(write that text, not the expression)")
-    assert "not the expression" in still_to_do(check)  # type: ignore[arg-type]
+    assert "not the expression" in to_do([{**check, "passed": False}])[0]  # type: ignore[list-item]
+
+
+def test_a_file_still_to_write_is_one_step_with_its_checked_texts_as_parts_of_it() -> None:
+    # told "make full.txt contain 'alpha'" and the same of 'delta' for a join of two files,
+    # the 1.5B model wrote those two lines and nothing else
+    def failing(kind: str, path: str, detail: str, **check: str) -> Any:
+        return {"kind": kind, "path": path, "text": "", "pattern": "", "passed": False,
+                "detail": detail, **check}  # fmt: skip
+
+    missing = "full.txt does not exist"
+    checks = [
+        failing("contains", "full.txt", missing, text="alpha"),
+        failing("matches", "full.txt", missing, pattern=r"delta\s*$"),
+        failing("matches", "full.txt", missing, pattern=r"\S"),
+        failing("contains", "notes.txt", "notes.txt holds 'x', not 'y'", text="y"),
+        {**failing("exists", "full.txt", missing), "passed": True},  # passing: not a step
+    ]
+    assert to_do(checks) == [
+        "write full.txt with the whole content the request asks for; it must hold 'alpha' and "
+        "text that the regular expression 'delta\\\\s*$' finds among the rest (full.txt does not "
+        "exist)",
+        "make notes.txt contain 'y' (notes.txt holds 'x', not 'y')",
+    ]
+    assert to_do([checks[2]]) == [
+        "write full.txt with the whole content the request asks for (full.txt does not exist)"
+    ]
 
 
 def test_caller_checks_come_first_and_an_analysis_copy_is_not_added(tmp_path: Path) -> None:

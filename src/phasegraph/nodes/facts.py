@@ -19,7 +19,7 @@ from langchain_core.tools import BaseTool
 from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.state import CheckRecord, PhaseOutcome, State, TaskResult
-from phasegraph.tools.checks import evaluate
+from phasegraph.tools.checks import absent, evaluate
 from phasegraph.tools.workspace import Workspace, WorkspaceError
 
 #: How much of a changed file the judge is shown, so it can see what was written.
@@ -417,6 +417,9 @@ def in_words(check: Mapping[str, Any]) -> str:
     model wrote "some text" to it, and its judge, told the check passed, called it done.
     Told package.json "must match the pattern" of its version 1.2.0 with the dot escaped, it
     wrote the expression, escapes and all, into the file; a pattern is said as what it finds.
+    An example of that text instead (``"version":"1.2.0"`` for the one above) was tried and
+    measured worse: the model copied the example's spacing into the old text of its edits,
+    which the file did not hold, and wrote the example alone over package.json.
     """
     match check["kind"]:
         case "exists":
@@ -436,6 +439,40 @@ def in_words(check: Mapping[str, Any]) -> str:
         case _:
             output = f" and print {check['expect']!r}" if check.get("expect") else ""
             return f"the command {' '.join(check['argv'])!r} must succeed{output}"
+
+
+def to_do(checks: Iterable[CheckRecord]) -> list[str]:
+    """What the failing checks ask of the work, as steps; a file not there yet is one step.
+
+    Traced on the 1.5B model with a caller's checks "contains alpha" and "contains delta" on the
+    new file of a join of two files: told "make full.txt contain 'alpha'" and the same of
+    'delta', it wrote those two lines and nothing else, and its judge called the join done. The
+    checked texts of a file still to be written are parts of it: the step says to write it
+    whole, as the request asks, with them among the rest.
+    """
+    failing = [c for c in checks if c["passed"] is not True]
+    new_files = {
+        c["path"] for c in failing if c["kind"] != "command" and c["detail"] == absent(c["path"])
+    }
+    steps: list[str] = []
+    for path in dict.fromkeys(c["path"] for c in failing if c["path"] in new_files):
+        parts = [
+            repr(c["text"])
+            if c["kind"] == "contains"
+            else f"text that the regular expression {c['pattern']!r} finds"
+            for c in failing
+            if c["path"] == path
+            and (c["kind"] == "contains" or c["kind"] == "matches" and c["pattern"] != HAS_TEXT)
+        ]
+        among = f"; it must hold {_and(parts)} among the rest" if parts else ""
+        steps.append(
+            f"write {path} with the whole content the request asks for{among} ({absent(path)})"
+        )
+    return steps + [still_to_do(c) for c in failing if c["path"] not in new_files]
+
+
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def still_to_do(check: CheckRecord) -> str:

@@ -26,7 +26,7 @@ from phasegraph.nodes.facts import (
     check_lines,
     owned_checks,
     request_files,
-    still_to_do,
+    to_do,
     workspace_files,
 )
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
@@ -232,7 +232,7 @@ def plan_checks(owned: list[CheckRecord]) -> str:
     """The phase's checks for its plan: each with its result, and what is still to do."""
     if not owned:
         return ""
-    todo = [f"- {still_to_do(c)}" for c in owned if c["passed"] is not True]
+    todo = [f"- {step}" for step in to_do(owned)]
     return prompts.PHASE_CHECKS.format(checks=check_lines(owned)) + (
         prompts.STILL_TO_DO.format(todo="\n".join(todo)) if todo else ""
     )

@@ -177,7 +177,7 @@ def _evaluate(
     rel = workspace.relative(path)
     full = workspace.real_root / rel
     if not os.path.lexists(full):
-        return False, f"{path} does not exist"
+        return False, absent(path)
     if check["kind"] == "exists":
         return True, f"{path} exists"
     data, size = workspace.read_bytes(rel, workspace.max_read_bytes)
@@ -190,6 +190,11 @@ def _evaluate(
     if compiled.search(text, timeout=SEARCH_TIMEOUT_S):
         return True, f"{path} matches {check['pattern']!r}"
     return False, _missing(path, text, size, f"a match for {check['pattern']!r}")
+
+
+def absent(path: str) -> str:
+    """The detail of a file check whose file is not there."""
+    return f"{path} does not exist"
 
 
 def _missing(path: str, text: str, size: int, wanted: str) -> str:
