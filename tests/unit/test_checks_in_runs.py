@@ -18,7 +18,6 @@ from phasegraph.nodes.facts import (
     commands_named,
     copied_inputs,
     fully_shown_files,
-    in_words,
     to_do,
 )
 from phasegraph.report import render
@@ -132,7 +131,10 @@ def test_a_check_its_phase_left_behind_falls_to_the_last_phase(tmp_path: Path) -
         ("p1", True),
         ("p2", False),
     ]
-    assert "checks fail: contains:out.txt:hello" in out["rounds"][1]["judgement"]["overridden"]
+    assert (
+        "checks fail: c1: out.txt must contain 'hello'"
+        in out["rounds"][1]["judgement"]["overridden"]
+    )
     assert out["status"] == "incomplete"
     assert out["shortfalls"][-1] == (
         "check contains:out.txt:hello fails: out.txt holds 'gone', not 'hello'"
@@ -195,19 +197,38 @@ def test_the_analysis_proposes_checks_for_what_the_request_names(tmp_path: Path)
     assert "some text" not in prompt  # a small model wrote it to the file
 
 
-def test_a_pattern_is_said_as_the_text_it_finds_not_as_text_to_write() -> None:
+def test_a_pattern_reaches_no_model_and_reports_still_name_it(tmp_path: Path) -> None:
     # told package.json "must match the pattern" '"version"\s*:\s*"1\.2\.0"', the 1.5B
-    # model wrote that expression, escapes and all, into the file
-    check = {
-        "kind": "matches",
-        "path": "package.json",
-        "pattern": r'"version"\s*:\s*"1\.2\.0"',
-        "detail": "no match",
-    }
-    said = in_words(check)
-    assert said.startswith("package.json must hold text that the regular expression")
-    assert said.endswith("(write that text, not the expression)")
-    assert "not the expression" in to_do([{**check, "passed": False}])[0]  # type: ignore[list-item]
+    # model wrote that expression, escapes and all, into the file and into its edits
+    pattern = r'"version"\s*:\s*"1\.2\.0"'
+    (tmp_path / "package.json").write_text('{"name": "a", "version": "1.1.4"}\n')
+
+    def edit(old: str, new: str) -> dict[str, Any]:
+        arguments = {"path": "package.json", "old_text": old, "new_text": new}
+        return round_plan(("e", "edit_file", arguments))
+
+    steps = script(plan_tool_call=[edit("1.1.4", "1.1.5"), edit("1.1.5", "1.2.0")])
+    steps["phase_planner"] = [phases("p1", rounds=2)]
+    out, _, model = start(tmp_path, steps, [f"matches:package.json:{pattern}"], "set version")
+    prompts = [
+        str(message.content)
+        for stage in ("phase_planner", "plan_tool_call", "judge_tasks")
+        for call in model.calls_of(stage)
+        for message in call
+    ]
+    assert len(prompts) == 2 * (1 + 2 + 2)
+    assert not [p for p in prompts if "\\s*" in p or "\\." in p]  # quoted or escaped
+    said = "c1: package.json must be as the request asks (code checks it with a regular expression)"
+    assert said in prompts[1]  # the phase planner's
+    plan_two = str(model.calls_of("plan_tool_call")[1][-1].content)
+    assert "change package.json as the request asks (package.json holds" in plan_two
+    assert "not text the check's expression finds" in plan_two
+    # the judge's first "done" was overruled, in words, and the next plan read why
+    assert out["rounds"][0]["judgement"]["overridden"].startswith(f"checks fail: {said}")
+    assert f"not complete: checks fail: {said}" in plan_two
+    assert out["status"] == "completed"
+    assert out["checks"][0]["detail"] == "package.json holds text the check's expression finds"
+    assert f"| `matches:package.json:{pattern}` | passes |" in render("c", out, "md")
 
 
 def test_a_file_still_to_write_is_one_step_with_its_checked_texts_as_parts_of_it() -> None:
@@ -226,9 +247,8 @@ def test_a_file_still_to_write_is_one_step_with_its_checked_texts_as_parts_of_it
         {**failing("exists", "full.txt", missing), "passed": True},  # passing: not a step
     ]
     assert to_do(checks) == [
-        "write full.txt with the whole content the request asks for; it must hold 'alpha' and "
-        "text that the regular expression 'delta\\\\s*$' finds among the rest (full.txt does not "
-        "exist)",
+        "write full.txt with the whole content the request asks for; it must hold 'alpha' among "
+        "the rest (full.txt does not exist)",
         "make notes.txt contain 'y' (notes.txt holds 'x', not 'y')",
     ]
     assert to_do([checks[2]]) == [
@@ -581,9 +601,7 @@ def test_a_judge_that_calls_a_copy_of_the_input_done_is_overruled(tmp_path: Path
     out, _, model = start(tmp_path, steps, request=request)
     first, second = (r["judgement"] for r in out["rounds"])
     assert first["phase_completed"] is False
-    why = (
-        "sum.txt holds the same text as numbers.txt: copied, not made from it as the request asks"
-    )
+    why = "sum.txt holds the same text as numbers.txt: copied, not made from it as the request asks"
     assert first["overridden"] == why
     judged = model.calls_of("judge_tasks")[0][-1].content
     assert "sum.txt (7 bytes, now '17\\n25\\n8'), the same text as numbers.txt" in judged

@@ -34,6 +34,9 @@ ENTRIES_SHOWN = 30
 COPY_COMPARED_BYTES = 65_536
 
 FILE_KINDS = ("exists", "contains", "matches")
+#: How prompts name a ``matches`` check's pattern, which they never quote (see `in_words`).
+SAID_BY_EXPRESSION = "code checks it with a regular expression"
+
 #: The pattern of a file that holds some text (not only spaces): a deliverable's check.
 HAS_TEXT = r"\S"
 
@@ -308,9 +311,7 @@ def named_files(request: str) -> list[str]:
     return list(dict.fromkeys(m.group(1) for m in _FILE_NAME.finditer(request)))
 
 
-def fully_shown_files(
-    request: str, context: Context, tools: Mapping[str, BaseTool]
-) -> list[str]:
+def fully_shown_files(request: str, context: Context, tools: Mapping[str, BaseTool]) -> list[str]:
     """The files the request names that `request_files` shows whole to plans and judges."""
     if "read_file" not in tools:
         return []  # request_files shows nothing then
@@ -416,10 +417,12 @@ def in_words(check: Mapping[str, Any]) -> str:
     quotable as a file's content: told a file "must hold its content (some text)", the 1.5B
     model wrote "some text" to it, and its judge, told the check passed, called it done.
     Told package.json "must match the pattern" of its version 1.2.0 with the dot escaped, it
-    wrote the expression, escapes and all, into the file; a pattern is said as what it finds.
-    An example of that text instead (``"version":"1.2.0"`` for the one above) was tried and
-    measured worse: the model copied the example's spacing into the old text of its edits,
-    which the file did not hold, and wrote the example alone over package.json.
+    wrote the expression, escapes and all, into the file; told "text that the expression finds
+    (write that text, not the expression)", it put the expression's escapes into its edits'
+    old text. An example of the text instead (``"version":"1.2.0"``) was measured worse: the
+    model copied the example's spacing into its edits, which the file did not hold, and wrote
+    the example alone over package.json. With the request alone, it did both jobs right. So
+    a pattern is not shown to a model at all: the request says what to do, and code checks.
     """
     match check["kind"]:
         case "exists":
@@ -432,10 +435,7 @@ def in_words(check: Mapping[str, Any]) -> str:
                 "what it holds is right)"
             )
         case "matches":
-            return (
-                f"{check['path']} must hold text that the regular expression "
-                f"{check['pattern']!r} finds (write that text, not the expression)"
-            )
+            return f"{check['path']} must be as the request asks ({SAID_BY_EXPRESSION})"
         case _:
             output = f" and print {check['expect']!r}" if check.get("expect") else ""
             return f"the command {' '.join(check['argv'])!r} must succeed{output}"
@@ -456,14 +456,7 @@ def to_do(checks: Iterable[CheckRecord]) -> list[str]:
     }
     steps: list[str] = []
     for path in dict.fromkeys(c["path"] for c in failing if c["path"] in new_files):
-        parts = [
-            repr(c["text"])
-            if c["kind"] == "contains"
-            else f"text that the regular expression {c['pattern']!r} finds"
-            for c in failing
-            if c["path"] == path
-            and (c["kind"] == "contains" or c["kind"] == "matches" and c["pattern"] != HAS_TEXT)
-        ]
+        parts = [repr(c["text"]) for c in failing if c["path"] == path and c["kind"] == "contains"]
         among = f"; it must hold {_and(parts)} among the rest" if parts else ""
         steps.append(
             f"write {path} with the whole content the request asks for{among} ({absent(path)})"
@@ -485,10 +478,7 @@ def still_to_do(check: CheckRecord) -> str:
         case "matches" if check["pattern"] == HAS_TEXT:
             return f"write {check['path']} with its whole content ({check['detail']})"
         case "matches":
-            return (
-                f"make {check['path']} hold text that the regular expression "
-                f"{check['pattern']!r} finds, not the expression ({check['detail']})"
-            )
+            return f"change {check['path']} as the request asks ({check['detail']})"
         case _:
             return f"make the command {' '.join(check['argv'])!r} succeed ({check['detail']})"
 

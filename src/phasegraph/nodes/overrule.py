@@ -17,7 +17,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from phasegraph.nodes.facts import writes_files
+from phasegraph.nodes.facts import in_words, writes_files
 from phasegraph.state import CheckRecord, TaskResult
 
 #: The least completion rate at which a judge's "phase completed" is taken.
@@ -47,11 +47,15 @@ def _overrule(judgement: dict[str, Any], why: str) -> None:
 
 
 def hold_to_checks(judgement: dict[str, Any], failing: list[CheckRecord]) -> None:
-    """Override a judgement that calls the phase done while one of its checks fails."""
+    """Override a judgement that calls the phase done while one of its checks fails.
+
+    The checks are said in words, as every prompt says them: the reason reaches the next plan.
+    """
     if failing and _claims_done(judgement):
         _overrule(
             judgement,
-            "checks fail: " + "; ".join(f"{c['label']} ({c['detail']})" for c in failing),
+            "checks fail: "
+            + "; ".join(f"{c['id']}: {in_words(c)} ({c['detail']})" for c in failing),
         )
 
 
@@ -70,8 +74,11 @@ def hold_to_writes(
     file, has not done what it set out to.
     """
     writes = [r for r in results if writes_files(tools.get(r["tool"]))]
-    if writes and not changed and all(r["status"] != "ok" for r in writes) and _claims_done(
-        judgement
+    if (
+        writes
+        and not changed
+        and all(r["status"] != "ok" for r in writes)
+        and _claims_done(judgement)
     ):
         _overrule(
             judgement,
@@ -146,8 +153,11 @@ def hold_to_named_commands(
     if never:
         _overrule(
             judgement,
-            "the request asks to run " + ", ".join(never) + ", and it never ran ("
-            + " or ".join(runners) + "): what it reports is not known, so the work is not done",
+            "the request asks to run "
+            + ", ".join(never)
+            + ", and it never ran ("
+            + " or ".join(runners)
+            + "): what it reports is not known, so the work is not done",
         )
     elif unused:
         _overrule(

@@ -186,10 +186,13 @@ def _evaluate(
         if check["text"] in text:
             return True, f"{path} contains {check['text']!r}"
         return False, _missing(path, text, size, f"{check['text']!r}")
+    # The pattern is not quoted: details reach the prompts, and a small model copies an
+    # expression it is shown into the file (see `phasegraph.nodes.facts.in_words`); the
+    # check's label, beside its detail in every report, names it.
     compiled = regex.compile(check["pattern"], regex.MULTILINE)
     if compiled.search(text, timeout=SEARCH_TIMEOUT_S):
-        return True, f"{path} matches {check['pattern']!r}"
-    return False, _missing(path, text, size, f"a match for {check['pattern']!r}")
+        return True, f"{path} holds text the check's expression finds"
+    return False, _missing(path, text, size, "text the check's expression finds")
 
 
 def absent(path: str) -> str:
