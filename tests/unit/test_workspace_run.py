@@ -13,6 +13,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph
 from phasegraph.errors import ConfigurationError
+from phasegraph.nodes.deps import Deps
+from phasegraph.nodes.execute import failed_before
+from phasegraph.tools.builtin import Toolbox
 
 from scripts import ANALYSIS, CONTINUE, SUMMARY, judgement, phases, round_plan
 
@@ -219,7 +222,7 @@ def test_a_user_tool_named_like_a_builtin_is_a_clear_error() -> None:
         build_graph(tools=[read_file], builtin_tools=True)
 
 
-def test_a_call_that_failed_is_not_run_again_until_something_has_changed(tmp_path: Path) -> None:
+def test_a_write_that_failed_is_not_run_again_until_something_has_changed(tmp_path: Path) -> None:
     # the 1.5B model planned an edit whose old text was gone three rounds running, each a step
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -236,11 +239,11 @@ def test_a_call_that_failed_is_not_run_again_until_something_has_changed(tmp_pat
             ),
             round_plan(edit),
         ],
-        "judge_tasks": [CONTINUE, CONTINUE, CONTINUE, judgement()],
+        "judge_tasks": [CONTINUE] * 3 + [judgement()],
         "summarizer": [SUMMARY],
     }
     out = run_in(ws, script)
-    first, again, write, after = (rnd["results"][0] for rnd in out["rounds"][:4])
+    first, again, write, after = (r["results"][0] for r in out["rounds"][:4])
     assert first["status"] == "failed" and "was not found" in first["output"]
     assert again["status"] == "skipped"
     assert again["output"].startswith("not run: the same call failed before (WorkspaceError:")
@@ -248,3 +251,17 @@ def test_a_call_that_failed_is_not_run_again_until_something_has_changed(tmp_pat
     assert write["status"] == "ok"
     # the other edit changed the file: the same edit may succeed now, and it runs
     assert after["status"] == "ok" and (ws / "config.ini").read_text() == "x = demo\n"
+
+
+def test_a_tool_that_writes_no_file_is_run_again_after_failing(tmp_path: Path) -> None:
+    # it may fail for a while (a service, a command's timing)
+    tools = Deps(toolbox=Toolbox(None, builtin=True)).tools_for(Context(workspace=str(tmp_path)))
+    read = {"id": "r", "tool": "read_file", "arguments": {"path": "later.txt"}}
+    command = {"id": "c", "tool": "run_command", "arguments": {"argv": ["cat", "x"]}}
+    edit = {"id": "e", "tool": "edit_file", "arguments": {"path": "a", "old_text": "b",
+                                                          "new_text": "c"}}  # fmt: skip
+    earlier = [
+        {**task, "task_id": task["id"], "status": "failed", "output": "no"}
+        for task in (read, command, edit)
+    ]
+    assert list(failed_before([read, command, edit], tools, earlier)) == ["e"]  # type: ignore[arg-type]

@@ -193,21 +193,22 @@ def repeated_calls(
 def failed_before(
     tasks: Sequence[dict[str, Any]], tools: Mapping[str, BaseTool], earlier: Sequence[TaskResult]
 ) -> dict[str, str]:
-    """Calls that failed in an earlier round, with nothing changed since, each with why.
+    """Writes that failed in an earlier round, with nothing changed since, each with why.
 
     Traced on the 1.5B model: its edit of config.ini replaced "debug" with "false", and it
     planned that same edit three rounds more, each failing with "old_text was not found" and
-    each a step of the budget, the last after a replan that had not seen the failures. A call
-    that failed fails again while nothing it could read has changed: until a call of a tool
-    that may change things succeeds, the same call (tool and arguments) is not run, and the
-    plan is told why and what failed.
+    each a step of the budget, the last after a replan that had not seen the failures. A tool
+    that writes a file of the workspace fails on what the workspace holds, so the same call
+    fails again while nothing has changed: until a call of a tool that may change things
+    succeeds, it is not run, and the plan is told why and what failed. Other tools may fail
+    for a while (a service, a command's timing) and are left to run again.
     """
     reading = read_only(tools)
     failed: dict[str, TaskResult] = {}
     for result in earlier:
         if result["status"] == "ok" and result["tool"] not in reading:
             failed.clear()  # something may have changed: a failed call may now succeed
-        elif result["status"] == "failed":
+        elif result["status"] == "failed" and writes_files(tools.get(result["tool"])):
             failed[_call_key(result["tool"], result["arguments"])] = result
     again: dict[str, str] = {}
     for task in tasks:
