@@ -238,22 +238,32 @@ def test_a_file_still_to_write_is_one_step_with_its_checked_texts_as_parts_of_it
         return {"kind": kind, "path": path, "text": "", "pattern": "", "passed": False,
                 "detail": detail, **check}  # fmt: skip
 
-    missing = "full.txt does not exist"
+    gone = "full.txt does not exist"
     checks = [
-        failing("contains", "full.txt", missing, text="alpha"),
-        failing("matches", "full.txt", missing, pattern=r"delta\s*$"),
-        failing("matches", "full.txt", missing, pattern=r"\S"),
+        failing("contains", "full.txt", gone, text="alpha"),
+        failing("contains", "full.txt", gone, text="delta"),
+        failing("matches", "full.txt", gone, pattern=r"\S"),
         failing("contains", "notes.txt", "notes.txt holds 'x', not 'y'", text="y"),
-        {**failing("exists", "full.txt", missing), "passed": True},  # passing: not a step
+        {**failing("exists", "full.txt", gone), "passed": True},  # passing: not a step
     ]
-    assert to_do(checks) == [
-        "write full.txt with the whole content the request asks for; it must hold 'alpha' among "
-        "the rest (full.txt does not exist)",
+    absent = {"full.txt"}.__contains__
+    assert to_do(checks, absent) == [
+        "write full.txt with the whole content the request asks for; it must hold 'alpha' and "
+        "'delta' among the rest (full.txt does not exist)",
         "make notes.txt contain 'y' (notes.txt holds 'x', not 'y')",
     ]
-    assert to_do([checks[2]]) == [
+    # a file an earlier phase wrote since its checks were last evaluated is edited, not rewritten
+    assert to_do(checks[:2], lambda path: False) == [
+        "make full.txt contain 'alpha' (full.txt does not exist)",
+        "make full.txt contain 'delta' (full.txt does not exist)",
+    ]
+    # a file that must hold some text is one step too
+    assert to_do(checks[2:3], absent) == [
         "write full.txt with the whole content the request asks for (full.txt does not exist)"
     ]
+    # a path that must only exist may be a folder: it is only to be created
+    dist = failing("exists", "dist", "dist does not exist")
+    assert to_do([dist], {"dist"}.__contains__) == ["create dist (dist does not exist)"]
 
 
 def test_caller_checks_come_first_and_an_analysis_copy_is_not_added(tmp_path: Path) -> None:

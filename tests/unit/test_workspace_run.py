@@ -21,12 +21,7 @@ from scripts import ANALYSIS, CONTINUE, SUMMARY, judgement, phases, round_plan
 
 
 def results_by_task(out: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Each task's first result (a scripted plan repeats its last round after the script)."""
-    first: dict[str, dict[str, Any]] = {}
-    for rnd in out["rounds"]:
-        for r in rnd["results"]:
-            first.setdefault(r["task_id"], r)
-    return first
+    return {r["task_id"]: r for rnd in out["rounds"] for r in rnd["results"]}
 
 
 def run_in(ws: Path, script: dict[str, list[Any]], **kw: Any) -> dict[str, Any]:
@@ -126,7 +121,10 @@ def test_a_symlink_made_during_a_run_is_refused(tmp_path: Path) -> None:
     assert (
         results["rd"]["status"] == "failed" and "outside the workspace" in results["rd"]["output"]
     )
-    assert results["wr"]["status"] == "failed"
+    # the first write failed; the plan repeated after the script is held back (failed_before)
+    writes = [r for rnd in out["rounds"] for r in rnd["results"] if r["task_id"] == "wr"]
+    assert writes[0]["status"] == "failed"
+    assert all(r["status"] == "skipped" for r in writes[1:])
     assert outside.read_text() == "do not read"
     assert "do not read" not in str(out)
 
@@ -253,15 +251,31 @@ def test_a_write_that_failed_is_not_run_again_until_something_has_changed(tmp_pa
     assert after["status"] == "ok" and (ws / "config.ini").read_text() == "x = demo\n"
 
 
-def test_a_tool_that_writes_no_file_is_run_again_after_failing(tmp_path: Path) -> None:
-    # it may fail for a while (a service, a command's timing)
+def test_what_holds_a_failed_write_back_and_what_releases_it(tmp_path: Path) -> None:
     tools = Deps(toolbox=Toolbox(None, builtin=True)).tools_for(Context(workspace=str(tmp_path)))
-    read = {"id": "r", "tool": "read_file", "arguments": {"path": "later.txt"}}
-    command = {"id": "c", "tool": "run_command", "arguments": {"argv": ["cat", "x"]}}
-    edit = {"id": "e", "tool": "edit_file", "arguments": {"path": "a", "old_text": "b",
-                                                          "new_text": "c"}}  # fmt: skip
-    earlier = [
-        {**task, "task_id": task["id"], "status": "failed", "output": "no"}
-        for task in (read, command, edit)
-    ]
-    assert list(failed_before([read, command, edit], tools, earlier)) == ["e"]  # type: ignore[arg-type]
+
+    def call(tool: str, **arguments: Any) -> dict[str, Any]:
+        return {"id": tool, "task_id": tool, "tool": tool, "arguments": arguments}
+
+    def ran(task: dict[str, Any], status: str, output: str = "done") -> dict[str, Any]:
+        return {**task, "status": status, "output": output}
+
+    edit = call("edit_file", path="a", old_text="b", new_text="c")
+    read = call("read_file", path="later.txt")
+    command = call("run_command", argv=["cat", "x"])
+    refused = "WorkspaceError: old_text was not found in a; nothing was changed"
+
+    def held(*earlier: dict[str, Any]) -> list[str]:
+        return list(failed_before([edit, read, command], tools, list(earlier)))  # type: ignore[arg-type]
+
+    assert held(ran(edit, "failed", refused)) == ["edit_file"]
+    # a tool that writes no file may fail for a while (a service, a command's timing)
+    assert held(ran(read, "failed", refused), ran(command, "failed", "exit code: 1")) == []
+    # a failure a person may fix (a permission) is not the workspace's refusal
+    assert held(ran(edit, "failed", "PermissionError: [Errno 13] denied")) == []
+    # a read changes nothing; a call that may change things, and ran or may have, releases
+    assert held(ran(edit, "failed", refused), ran(read, "ok")) == ["edit_file"]
+    for status in ("ok", "timeout", "interrupted"):
+        assert held(ran(edit, "failed", refused), ran(command, status)) == []
+    other = call("write_file", path="b", content="x")
+    assert held(ran(edit, "failed", refused), ran(other, "ok")) == []

@@ -149,6 +149,9 @@ def test_a_control_character_the_file_already_held_is_written_again(ws: Path) ->
     assert call(tools, "write_file", path="raw.txt", content="x\by\nz\n")[0]
     assert call(tools, "edit_file", path="raw.txt", old_text="x\by", new_text="x\bY")[0]
     assert (ws / "raw.txt").read_text() == "x\bY\nz\n"
+    # a field added beside the file's own separators, in text that held none
+    assert call(tools, "edit_file", path="raw.txt", old_text="z", new_text="z\bw")[0]
+    assert (ws / "raw.txt").read_text() == "x\bY\nz\bw\n"
 
 
 def test_write_keeps_the_mode_and_leaves_no_temporary_file(ws: Path) -> None:

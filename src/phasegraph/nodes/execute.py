@@ -200,15 +200,22 @@ def failed_before(
     each a step of the budget, the last after a replan that had not seen the failures. A tool
     that writes a file of the workspace fails on what the workspace holds, so the same call
     fails again while nothing has changed: until a call of a tool that may change things
-    succeeds, it is not run, and the plan is told why and what failed. Other tools may fail
-    for a while (a service, a command's timing) and are left to run again.
+    succeeds, it is not run, and the plan is told why and what failed. Only the workspace's own
+    refusals are held (a `WorkspaceError`: text not found, a path outside); other failures (a
+    permission a person may fix, a service) and other tools (a command's timing) run again.
+    A call of a tool that may change things and that ran, or may have (timeout, interrupted),
+    releases every hold. ``earlier``: the run's results so far, this round's earlier waves too.
     """
     reading = read_only(tools)
     failed: dict[str, TaskResult] = {}
     for result in earlier:
-        if result["status"] == "ok" and result["tool"] not in reading:
+        if result["status"] in _MAY_HAVE_CHANGED and result["tool"] not in reading:
             failed.clear()  # something may have changed: a failed call may now succeed
-        elif result["status"] == "failed" and writes_files(tools.get(result["tool"])):
+        elif (
+            result["status"] == "failed"
+            and result["output"].startswith(WorkspaceError.__name__)
+            and writes_files(tools.get(result["tool"]))
+        ):
             failed[_call_key(result["tool"], result["arguments"])] = result
     again: dict[str, str] = {}
     for task in tasks:
@@ -221,7 +228,11 @@ def failed_before(
     return again
 
 
+_MAY_HAVE_CHANGED = ("ok", "timeout", "interrupted")
+
+
 def _call_key(tool: str, arguments: Mapping[str, Any]) -> str:
+    # exact, unlike reflection.normalise_call: blank space in an edit's old text matters
     return json.dumps([tool, arguments], sort_keys=True, default=str)
 
 
@@ -243,11 +254,9 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     allowed = set(phase_allowed_tools(state, phase, deps, context))
     earlier = (r for record in phase_window(state) for r in record["results"])
     blind = blind_writes(tasks, available, earlier)
-    every = run_results(state)
-    blind |= unseen_overwrites(
-        tasks, available, [*every, *state.get("results", [])], state, context
-    )
-    blind |= failed_before(tasks, available, every)
+    seen = [*run_results(state), *state.get("results", [])]
+    blind |= unseen_overwrites(tasks, available, seen, state, context)
+    blind |= failed_before(tasks, available, seen)
     repeats = repeated_calls(tasks, available)
     decisions = state.get("tool_decisions") or {}
     asks_permission = limits_of(state)["review"] == "all"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from itertools import islice
 from typing import Any
 
@@ -19,7 +19,7 @@ from langchain_core.tools import BaseTool
 from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.state import CheckRecord, PhaseOutcome, State, TaskResult
-from phasegraph.tools.checks import absent, evaluate
+from phasegraph.tools.checks import absent, evaluate, failing
 from phasegraph.tools.workspace import Workspace, WorkspaceError
 
 #: How much of a changed file the judge is shown, so it can see what was written.
@@ -422,7 +422,8 @@ def in_words(check: Mapping[str, Any]) -> str:
     old text. An example of the text instead (``"version":"1.2.0"``) was measured worse: the
     model copied the example's spacing into its edits, which the file did not hold, and wrote
     the example alone over package.json. With the request alone, it did both jobs right. So
-    a pattern is not shown to a model at all: the request says what to do, and code checks.
+    plans, judges and phase plans are not shown a pattern: the request says what to do, and
+    code checks. (The summary, written for a person, names a failing check by its label.)
     """
     match check["kind"]:
         case "exists":
@@ -441,27 +442,31 @@ def in_words(check: Mapping[str, Any]) -> str:
             return f"the command {' '.join(check['argv'])!r} must succeed{output}"
 
 
-def to_do(checks: Iterable[CheckRecord]) -> list[str]:
+def to_do(checks: Iterable[CheckRecord], missing: Callable[[str], bool]) -> list[str]:
     """What the failing checks ask of the work, as steps; a file not there yet is one step.
 
     Traced on the 1.5B model with a caller's checks "contains alpha" and "contains delta" on the
     new file of a join of two files: told "make full.txt contain 'alpha'" and the same of
     'delta', it wrote those two lines and nothing else, and its judge called the join done. The
-    checked texts of a file still to be written are parts of it: the step says to write it
-    whole, as the request asks, with them among the rest.
+    texts a file not there yet must contain are parts of it: the step says to write it whole,
+    as the request asks, with them among the rest. ``missing``: whether a path is not there
+    now (a check's detail may date from an earlier phase).
     """
-    failing = [c for c in checks if c["passed"] is not True]
+    open_checks = failing(checks)
+    # a path with checks of what it holds is a file (one with only "exists" may be a folder)
     new_files = {
-        c["path"] for c in failing if c["kind"] != "command" and c["detail"] == absent(c["path"])
+        c["path"]
+        for c in open_checks
+        if c["kind"] in ("contains", "matches") and missing(c["path"])
     }
     steps: list[str] = []
-    for path in dict.fromkeys(c["path"] for c in failing if c["path"] in new_files):
-        parts = [repr(c["text"]) for c in failing if c["path"] == path and c["kind"] == "contains"]
-        among = f"; it must hold {_and(parts)} among the rest" if parts else ""
+    for path in dict.fromkeys(c["path"] for c in open_checks if c["path"] in new_files):
+        texts = [c["text"] for c in open_checks if c["path"] == path and c["kind"] == "contains"]
+        among = f"; it must hold {_and([repr(t) for t in texts])} among the rest" if texts else ""
         steps.append(
             f"write {path} with the whole content the request asks for{among} ({absent(path)})"
         )
-    return steps + [still_to_do(c) for c in failing if c["path"] not in new_files]
+    return steps + [still_to_do(c) for c in open_checks if c["path"] not in new_files]
 
 
 def _and(items: Sequence[str]) -> str:

@@ -9,6 +9,7 @@ appear by their outcome, so what they found reaches the next phase's first plan.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -28,6 +29,7 @@ from phasegraph.nodes.facts import (
     request_files,
     to_do,
     workspace_files,
+    workspace_path,
 )
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.judge import close_phase
@@ -57,6 +59,7 @@ from phasegraph.state import (
 )
 from phasegraph.tools import describe_tools
 from phasegraph.tools.base import truncate
+from phasegraph.tools.workspace import Workspace
 
 # What a plan leaves room for: one tool execution and the round's judge.
 AFTER_PLAN = ROUND_MIN_STEPS - 1
@@ -228,11 +231,17 @@ def _earlier_phases(outcomes: list[PhaseOutcome]) -> str:
     return prompts.EARLIER_PHASES.format(phases="\n".join(f"- {line}" for line in lines))
 
 
-def plan_checks(owned: list[CheckRecord]) -> str:
+def plan_checks(owned: list[CheckRecord], context: Context) -> str:
     """The phase's checks for its plan: each with its result, and what is still to do."""
     if not owned:
         return ""
-    todo = [f"- {step}" for step in to_do(owned)]
+    space = Workspace(context.workspace)
+
+    def missing(path: str) -> bool:
+        rel = workspace_path(space, path)
+        return rel is not None and not os.path.lexists(space.real_root / rel)
+
+    todo = [f"- {step}" for step in to_do(owned, missing)]
     return prompts.PHASE_CHECKS.format(checks=check_lines(owned)) + (
         prompts.STILL_TO_DO.format(todo="\n".join(todo)) if todo else ""
     )
@@ -265,7 +274,7 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         "phase_goal": phase["goal"],
         "round": round_no,
         "round_limit": round_limit(phase, limits),
-        "checks": plan_checks(owned),
+        "checks": plan_checks(owned, context),
         "tools": describe_tools(available[t] for t in tools),
         "workspace": workspace_files(context, available),
         "named": request_files(state["request"], context, available),
@@ -303,15 +312,19 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         emit(runtime, "stage_fallback", node="plan", action=action)
         previous = state.get("judgement") or {}
         same_phase = previous.get("phase_id") == phase["id"]
-        return update | close_phase(
-            state,
-            ended_by="no_plan",
-            completed=False,
-            rate=float(previous.get("phase_completion_rate", 0.0)) if same_phase else 0.0,
-            rounds=round_no - 1,
-            summary=str(previous.get("user_summary", "")) if same_phase else action,
-            runtime=runtime,
-        ) | {"current_plan": None}
+        return (
+            update
+            | close_phase(
+                state,
+                ended_by="no_plan",
+                completed=False,
+                rate=float(previous.get("phase_completion_rate", 0.0)) if same_phase else 0.0,
+                rounds=round_no - 1,
+                summary=str(previous.get("user_summary", "")) if same_phase else action,
+                runtime=runtime,
+            )
+            | {"current_plan": None}
+        )
     if round_no == 1:
         emit(
             runtime,

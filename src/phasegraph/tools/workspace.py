@@ -53,7 +53,7 @@ def stray_control(text: str, already: Callable[[], str]) -> str | None:
     A model writes a file's text as a JSON string, where ``\b`` is a backspace: the 1.5B
     model wrote "alpha\beta" for "alpha\nbeta", the file got "alpha", a backspace and
     "eta", and its judge, reading the text back, called the join done. A text that holds such
-    a character by design (the file or the replaced text held it already) is written as asked.
+    a character by design (the file held it already) is written as asked.
     """
     if _STRAY_CONTROL.search(text) is None:
         return None
@@ -293,7 +293,7 @@ class Workspace:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise WorkspaceError(f"{rel} is not UTF-8 text; it cannot be edited") from None
-        if why := stray_control(new_text, lambda: old_text):
+        if why := stray_control(new_text, lambda: text):
             raise WorkspaceError(f"new_text: {why}")
         count = text.count(old_text)
         if count == 0:
