@@ -75,6 +75,24 @@ def test_the_phase_plan_falls_back_to_one_phase_with_the_goal(run) -> None:
     assert out["phase_outcomes"][0]["completed"] is True
 
 
+@pytest.mark.parametrize("extra", [13, 40])
+def test_one_phase_is_named_by_the_goal_on_one_line_cut_only_past_the_names_bound(
+    run, extra: int
+) -> None:
+    # a goal of 83 characters was cut at 80, with a tool output's note of the 3 left out
+    goal = "Find the file that defines the function parse_date and write its path " + "x" * extra
+    analysis = make_script()["request_analyser"][0] | {"core_goal": goal}
+    out, _, model = run(
+        make_script(request_analyser=[analysis], phase_planner=[BAD["phase_planner"]])
+    )
+    name = out["phases"][0]["name"]
+    assert "\n" not in name and "truncated" not in name
+    assert name == (goal if len(goal) <= 100 else goal[:97].rstrip() + "...")
+    assert (
+        f"Current phase 1 of 1: {name} (id p1)" in model.calls_of("plan_tool_call")[0][-1].content
+    )
+
+
 def test_a_plan_that_never_parses_ends_its_phase_short(run) -> None:
     out, _, _ = run(make_script(plan_tool_call=[BAD["plan_tool_call"]]))
     assert [(o["phase_id"], o["ended_by"], o["rounds"]) for o in out["phase_outcomes"]] == [
@@ -105,9 +123,7 @@ def test_a_judge_that_never_parses_lets_the_facts_decide(run) -> None:
     assert out["status"] == "incomplete"
 
 
-def test_a_judge_that_never_parses_completes_a_phase_whose_checks_pass(
-    run, tmp_path
-) -> None:
+def test_a_judge_that_never_parses_completes_a_phase_whose_checks_pass(run, tmp_path) -> None:
     (tmp_path / "done.txt").write_text("ok")
     script = make_script(phase_planner=[phases("p1")], judge_tasks=[BAD["judge_tasks"]])
     model = ScriptedChatModel(script=script)

@@ -27,8 +27,8 @@ from phasegraph.nodes.prompt_render import request_facts
 from phasegraph.nodes.step_budget import limits_of, retries_within_budget
 from phasegraph.progress import emit
 from phasegraph.state import CheckRecord, PhasePlan, State
-from phasegraph.state.schemas import DEFAULT_ROUNDS, MAX_ROUNDS
-from phasegraph.tools.base import truncate
+from phasegraph.state.result import clip
+from phasegraph.state.schemas import DEFAULT_ROUNDS, MAX_ROUNDS, NAME_CHARS
 
 
 def _words(name: str) -> str:
@@ -67,7 +67,8 @@ def one_phase(
     rounds = sum(int(p["estimated_rounds"]) for p in planned) or DEFAULT_ROUNDS
     return {
         "id": phase_id,
-        "name": truncate(goal, 80),
+        # a name, not a tool's output: cut on one line, without truncate's note of what was cut
+        "name": clip(goal, NAME_CHARS),
         "goal": "; ".join([goal, *(s for s in steps if s != goal)]),
         "estimated_rounds": min(MAX_ROUNDS, max(DEFAULT_ROUNDS, rounds)),
         "dependencies": [],

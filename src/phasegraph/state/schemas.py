@@ -48,6 +48,8 @@ MAX_PHASES = 5
 #: Rounds a phase is given when its plan does not say, and the most a plan may give it.
 DEFAULT_ROUNDS = 2
 MAX_ROUNDS = 4
+#: How long a phase's name may be (the schema states it; a goal standing in for a name is cut).
+NAME_CHARS = 100
 
 
 class StructuredRequest(Result):
@@ -113,7 +115,9 @@ class Phase(Result):
     """One phase of the work."""
 
     id: str = Field(min_length=1, description="Short unique id, e.g. p1.")
-    name: str = Field(min_length=1, description="Short name.", json_schema_extra=at_most(100))
+    name: str = Field(
+        min_length=1, description="Short name.", json_schema_extra=at_most(NAME_CHARS)
+    )
     goal: str = Field(
         min_length=1, description="What the phase must achieve.", json_schema_extra=at_most(400)
     )
@@ -143,7 +147,7 @@ class Phase(Result):
         if isinstance(data, dict):
             data = dict(data)
             if not data.get("name") and data.get("goal"):
-                data["name"] = clip(str(data["goal"]), 100)
+                data["name"] = clip(str(data["goal"]), NAME_CHARS)
             if not data.get("goal") and data.get("name"):
                 data["goal"] = data["name"]
         return data
