@@ -25,6 +25,7 @@ from phasegraph.tools.commands import DEFAULT_ALLOWED_COMMANDS
 
 from scripts import (
     ANALYSIS,
+    CONTINUE,
     SUMMARY,
     ToolLog,
     judgement,
@@ -620,6 +621,27 @@ def test_a_judge_that_calls_a_copy_of_the_input_done_is_overruled(tmp_path: Path
     assert out["status"] == "completed"
 
 
+def test_a_judge_that_calls_a_copy_of_a_file_the_run_read_done_is_overruled(
+    tmp_path: Path,
+) -> None:
+    source = "def parse_date(text):\n    return text.split('-')\n"
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "dates.py").write_text(source)
+    read = round_plan(("r", "read_file", {"path": "src/dates.py"}))
+    copied = round_plan(("w", "write_file", {"path": "answer.txt", "content": source}))
+    named = round_plan(("w2", "write_file", {"path": "answer.txt", "content": "src/dates.py"}))
+    steps = script(plan_tool_call=[read, copied, named], judge_tasks=[CONTINUE, DONE, DONE])
+    steps["phase_planner"] = [phases("p1", rounds=3)]
+    request = "Find the file that defines parse_date and write its path to answer.txt."
+    out, _, _ = start(tmp_path, steps, request=request)
+    _, second, third = (r["judgement"] for r in out["rounds"])
+    assert second["overridden"] == (
+        "answer.txt holds the same text as src/dates.py: copied, not made from it as the "
+        "request asks"
+    )
+    assert "overridden" not in third and out["status"] == "completed"
+
+
 def test_a_copy_the_request_asks_for_is_done(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("keep this\nand this\n")
     backup = {"path": "notes.bak", "content": "keep this\nand this"}
@@ -645,9 +667,32 @@ def test_a_copy_is_a_file_written_with_an_input_of_several_values(tmp_path: Path
     assert copied_inputs(["one.txt"], request, context) == {}  # a value of one line, written on
     assert copied_inputs(["obj.txt"], request, context) == {"obj.txt": "conf.json"}
     assert copied_inputs(["value.txt"], request, context) == {}  # one member: a value
-    (tmp_path / "out.txt").write_text("a\n  b")
-    assert copied_inputs(["out.txt"], request, context) == {}  # reformatted is not copied
     assert copied_inputs(["./notes.txt"], request, context) == {}  # the input itself, edited
+    # the values of an input of one a line, set out otherwise: told sum.txt held the text of
+    # numbers.txt, the 1.5B model wrote "17 25 8" to it, and its judge called that done
+    (tmp_path / "out.txt").write_text("a b")
+    assert copied_inputs(["out.txt"], request, context) == {"out.txt": "notes.txt"}
+    # text set out otherwise is not a copy: lines of several words reflowed, JSON re-indented
+    (tmp_path / "prose.txt").write_text("keep this\nand this\n")
+    (tmp_path / "flowed.txt").write_text("keep this and this")
+    (tmp_path / "pretty.json").write_text('{\n  "a": 1,\n  "b": 2\n}')
+    request = "Reflow prose.txt into flowed.txt and indent conf.json into pretty.json."
+    assert copied_inputs(["flowed.txt", "pretty.json"], request, context) == {}
+
+
+def test_a_file_the_run_read_is_an_input_too(tmp_path: Path) -> None:
+    # asked which file defines parse_date, the 1.5B model wrote that file's text to answer.txt
+    source = "def parse_date(text):\n    return text.split('-')\n"
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "dates.py").write_text(source)
+    (tmp_path / "answer.txt").write_text(source.strip())
+    context = Context(workspace=str(tmp_path))
+    request = "Find the file that defines parse_date and write its path to answer.txt."
+    assert copied_inputs(["answer.txt"], request, context) == {}  # not named, not read
+    read = ["src/dates.py", "src", None]  # a folder listed, a read without a path
+    assert copied_inputs(["answer.txt"], request, context, read) == {"answer.txt": "src/dates.py"}
+    (tmp_path / "answer.txt").write_text("src/dates.py")
+    assert copied_inputs(["answer.txt"], request, context, read) == {}
 
 
 def test_a_file_this_run_has_not_read_is_not_written_over_whole(tmp_path: Path) -> None:

@@ -351,13 +351,18 @@ def request_files(request: str, context: Context, tools: Mapping[str, BaseTool])
     return prompts.REQUEST_FILES.format(files="; ".join(shown)) if shown else ""
 
 
-def copied_inputs(changed: Sequence[str], request: str, context: Context) -> dict[str, str]:
-    """Changed files that hold, word for word, the text of a file the request names as input.
+def copied_inputs(
+    changed: Sequence[str], request: str, context: Context, read: Iterable[object] = ()
+) -> dict[str, str]:
+    """Changed files that hold, word for word, the text of an input the run has not changed.
 
-    Traced on the 1.5B model: asked to write the sum of numbers.txt to sum.txt, it wrote the
+    An input is a file the request names, or one the run read (``read``: the paths its reads
+    named). Traced on the 1.5B model: asked to write the sum of numbers.txt to sum.txt, it wrote the
     numbers themselves; asked for the count of ERROR lines in app.log, it wrote the whole log
-    to errors.txt; its judge called both done. A file the request names that the phase has
-    not changed is an input; a changed file with its very text (its ends trimmed) is a copy.
+    to errors.txt; asked which file defines parse_date, it wrote that file's text, which it
+    had read, to answer.txt; its judge called each done. A changed file with an input's very
+    text (its ends trimmed) is a copy; so is one with the values of an input of one value a
+    line, set out otherwise: told sum.txt held numbers.txt's text, the model wrote "17 25 8".
     An input of one value is left out: its text may well be the answer (a value written on).
     One line may hold several, though: asked for one field of a one-line settings.json, the
     1.5B model wrote the whole object to timeout.txt and its judge called it done.
@@ -375,18 +380,29 @@ def copied_inputs(changed: Sequence[str], request: str, context: Context) -> dic
 
     written = {rel: path for path in changed if (rel := workspace_path(space, path))}
     inputs: dict[str, str] = {}
-    for name in named_files(request):
+    for name in [*named_files(request), *read]:
         rel = workspace_path(space, name)
-        held = text(rel) if rel and rel not in written else None
+        if not rel or rel in written or rel in inputs or not (space.real_root / rel).is_file():
+            continue
+        held = text(rel)
         if held and _several_values(held):
-            inputs[name] = held
+            inputs[rel] = held
     copies: dict[str, str] = {}
     for rel, path in written.items():
         held = text(rel) if inputs else None
-        source = next((n for n, t in inputs.items() if held and t == held), None)
+        source = next((n for n, t in inputs.items() if held and _same_text(t, held)), None)
         if source:
             copies[path] = source
     return copies
+
+
+def _same_text(source: str, held: str) -> bool:
+    """Whether ``held`` is ``source``: the same text, or the same values of one a line."""
+    if source == held:
+        return True
+    lines = [line.strip() for line in source.splitlines() if line.strip()]
+    one_a_line = all(len(line.split()) == 1 for line in lines)
+    return one_a_line and held.split() == lines
 
 
 def _several_values(text: str) -> bool:

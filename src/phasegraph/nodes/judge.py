@@ -37,6 +37,7 @@ from phasegraph.nodes.facts import (
     owned_checks,
     programs_run,
     programs_written_after,
+    read_only,
     request_files,
     resolved_paths,
     runs_programs,
@@ -203,7 +204,13 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     # what the whole run wrote: a copy, or a file never written, is still so in a later phase
     every = run_results(state)
     written = changed_files([*every, *results], available)
-    copies = copied_inputs(written, state["request"], context)
+    reading = read_only(available)
+    read = [
+        r["arguments"].get("path")
+        for r in [*every, *results]
+        if r["tool"] in reading and r["status"] == "ok"
+    ]
+    copies = copied_inputs(written, state["request"], context, read)
     facts = prompts.JUDGE_FACTS.format(
         files=describe_files(changed, context, copies),
         workspace=workspace_files(context, available),
