@@ -74,11 +74,8 @@ def hold_to_writes(
     file, has not done what it set out to.
     """
     writes = [r for r in results if writes_files(tools.get(r["tool"]))]
-    if (
-        writes
-        and not changed
-        and all(r["status"] != "ok" for r in writes)
-        and _claims_done(judgement)
+    if writes and not changed and all(r["status"] != "ok" for r in writes) and _claims_done(
+        judgement
     ):
         _overrule(
             judgement,
@@ -153,11 +150,8 @@ def hold_to_named_commands(
     if never:
         _overrule(
             judgement,
-            "the request asks to run "
-            + ", ".join(never)
-            + ", and it never ran ("
-            + " or ".join(runners)
-            + "): what it reports is not known, so the work is not done",
+            "the request asks to run " + ", ".join(never) + ", and it never ran ("
+            + " or ".join(runners) + "): what it reports is not known, so the work is not done",
         )
     elif unused:
         _overrule(

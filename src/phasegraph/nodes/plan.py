@@ -312,19 +312,15 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         emit(runtime, "stage_fallback", node="plan", action=action)
         previous = state.get("judgement") or {}
         same_phase = previous.get("phase_id") == phase["id"]
-        return (
-            update
-            | close_phase(
-                state,
-                ended_by="no_plan",
-                completed=False,
-                rate=float(previous.get("phase_completion_rate", 0.0)) if same_phase else 0.0,
-                rounds=round_no - 1,
-                summary=str(previous.get("user_summary", "")) if same_phase else action,
-                runtime=runtime,
-            )
-            | {"current_plan": None}
-        )
+        return update | close_phase(
+            state,
+            ended_by="no_plan",
+            completed=False,
+            rate=float(previous.get("phase_completion_rate", 0.0)) if same_phase else 0.0,
+            rounds=round_no - 1,
+            summary=str(previous.get("user_summary", "")) if same_phase else action,
+            runtime=runtime,
+        ) | {"current_plan": None}
     if round_no == 1:
         emit(
             runtime,
