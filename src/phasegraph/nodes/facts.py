@@ -311,7 +311,9 @@ def named_files(request: str) -> list[str]:
     return list(dict.fromkeys(m.group(1) for m in _FILE_NAME.finditer(request)))
 
 
-def fully_shown_files(request: str, context: Context, tools: Mapping[str, BaseTool]) -> list[str]:
+def fully_shown_files(
+    request: str, context: Context, tools: Mapping[str, BaseTool]
+) -> list[str]:
     """The files the request names that `request_files` shows whole to plans and judges."""
     if "read_file" not in tools:
         return []  # request_files shows nothing then
@@ -357,12 +359,13 @@ def copied_inputs(
     """Changed files that hold, word for word, the text of an input the run has not changed.
 
     An input is a file the request names, or one the run read (``read``: the paths its reads
-    named). Traced on the 1.5B model: asked to write the sum of numbers.txt to sum.txt, it wrote the
-    numbers themselves; asked for the count of ERROR lines in app.log, it wrote the whole log
-    to errors.txt; asked which file defines parse_date, it wrote that file's text, which it
-    had read, to answer.txt; its judge called each done. A changed file with an input's very
-    text (its ends trimmed) is a copy; so is one with the values of an input of one value a
-    line, set out otherwise: told sum.txt held numbers.txt's text, the model wrote "17 25 8".
+    named). Traced on the 1.5B model: asked to write the sum of numbers.txt to sum.txt, it
+    wrote the numbers themselves; asked for the count of ERROR lines in app.log, it wrote the
+    whole log to errors.txt; asked which file defines parse_date, it wrote that file's text,
+    which it had read, to answer.txt; its judge called each done. A changed file with an
+    input's very text (its ends trimmed) is a copy; so is one with the values of an input of
+    one value a line, set out otherwise: told sum.txt held numbers.txt's text, the model wrote
+    "17 25 8".
     An input of one value is left out: its text may well be the answer (a value written on).
     One line may hold several, though: asked for one field of a one-line settings.json, the
     1.5B model wrote the whole object to timeout.txt and its judge called it done.
@@ -382,9 +385,9 @@ def copied_inputs(
     inputs: dict[str, str] = {}
     for name in [*named_files(request), *read]:
         rel = workspace_path(space, name)
-        if not rel or rel in written or rel in inputs or not (space.real_root / rel).is_file():
+        if not rel or rel in written or rel in inputs:
             continue
-        held = text(rel)
+        held = text(rel)  # None for what cannot be read as a file: a folder a listing named
         if held and _several_values(held):
             inputs[rel] = held
     copies: dict[str, str] = {}

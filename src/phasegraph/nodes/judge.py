@@ -202,13 +202,11 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     available = deps.tools_for(context)
     changed = changed_files([*earlier, *results], available)
     # what the whole run wrote: a copy, or a file never written, is still so in a later phase
-    every = run_results(state)
-    written = changed_files([*every, *results], available)
+    so_far = [*run_results(state), *results]
+    written = changed_files(so_far, available)
     reading = read_only(available)
     read = [
-        r["arguments"].get("path")
-        for r in [*every, *results]
-        if r["tool"] in reading and r["status"] == "ok"
+        r["arguments"].get("path") for r in so_far if r["tool"] in reading and r["status"] == "ok"
     ]
     copies = copied_inputs(written, state["request"], context, read)
     facts = prompts.JUDGE_FACTS.format(
@@ -289,7 +287,7 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
         for name in phase_allowed_tools(state, phase, deps, context)
         if runs_programs(available.get(name))
     ]
-    ran = programs_run([*every, *results], available)
+    ran = programs_run(so_far, available)
     by_round = [*(record["results"] for record in state.get("rounds") or []), results]
     hold_to_named_commands(
         judgement,
