@@ -377,6 +377,12 @@ def _overhead_rows(over: dict[str, Any]) -> list[tuple[str, str, str, bool | Non
                 f"vs {over[f'{react_key}_ms_per_action_in_memory']:.2f}",
                 None,
             ),
+            (
+                "  whole run, the simulated model's own work in it",
+                f"{over[f'{prefix}_wall_over_react']:.2f}",
+                "(for scale)",
+                None,
+            ),
         ]
     return rows
 

@@ -16,17 +16,20 @@ read. The pieces:
 - `Meter`: a callback handler that counts, for every chat-model call of any architecture, the
   prompt tokens (messages plus bound tool schemas, langchain-core's approximate counter) and the
   completion tokens, and prices the call with `Latency`.
+- `SIMULATED`: the CPU time the simulated model and tool spend on their own work (a policy reading
+  its prompt, a record being made), which a run's framework time leaves out.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +70,41 @@ class Latency:
             + self.per_prompt_token_s * prompt_tokens
             + self.per_completion_token_s * completion_tokens
         )
+
+
+class CpuClock:
+    """CPU time spent inside the simulated model and tool, summed over threads.
+
+    A zero-latency model and tool take no time, but the policies read their prompts with regular
+    expressions and the tool makes each record's text: work a real model or tool would do, not
+    the framework. It is taken out of the framework's time per action. Thread CPU time, not wall
+    time: tools run in parallel threads, and a thread waiting for the GIL computes nothing.
+    """
+
+    def __init__(self) -> None:
+        """Start at zero."""
+        self.seconds = 0.0
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def timing(self) -> Iterator[None]:
+        """Count the CPU time this thread spends inside the block."""
+        start = time.thread_time()
+        try:
+            yield
+        finally:
+            spent = time.thread_time() - start
+            with self._lock:
+                self.seconds += spent
+
+    def reset(self) -> None:
+        """Back to zero, for the next run."""
+        with self._lock:
+            self.seconds = 0.0
+
+
+SIMULATED = CpuClock()
+"""The one clock of the simulated model and tool (runs are measured one at a time)."""
 
 
 @dataclass
@@ -121,7 +159,8 @@ class ChainTask:
                 self.reads.append(key)
             if self.tool_seconds:
                 time.sleep(self.tool_seconds)
-            return self.record(key)
+            with SIMULATED.timing():
+                return self.record(key)
 
         # A read: running it again does no harm, as a user would declare it (SPEC 5).
         read_record.metadata = {"idempotent": True}
@@ -221,9 +260,11 @@ class PolicyModel(ScriptedChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        # with_structured_output binds its one schema with "any"
-        name = forced_name(kwargs.get("tool_choice"), kwargs.get("tools") or [])
-        return ChatResult(generations=[ChatGeneration(message=self.policy(messages, name))])
+        with SIMULATED.timing():
+            # with_structured_output binds its one schema with "any"
+            name = forced_name(kwargs.get("tool_choice"), kwargs.get("tools") or [])
+            answer = self.policy(messages, name)
+        return ChatResult(generations=[ChatGeneration(message=answer)])
 
 
 @dataclass

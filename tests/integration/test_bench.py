@@ -38,6 +38,8 @@ def test_the_quick_benchmark_runs_and_writes_its_figures(tmp_path: Path) -> None
         assert row["tool_actions"] == row["actions_needed"], row  # nothing read twice or skipped
         assert row["codes_reported"] == row["actions_needed"], row
         assert row["llm_calls"] > 0 and row["prompt_tokens"] > 0
+        # the simulated model's and tool's own work is measured, and left out of the framework's
+        assert 0 < row["framework_s"] < row["real_s"], row
     # the former default, twice the history budget, did the same work on more prompt tokens
     larger = figures["phasegraph_prompt_budget_3000"]
     assert larger["all_records_read"] and larger["codes_reported"] == larger["actions_needed"]
@@ -47,6 +49,8 @@ def test_the_quick_benchmark_runs_and_writes_its_figures(tmp_path: Path) -> None
     assert "prompt_token_budget 3,000" in done.stdout
     assert figures["overhead"]["react_ms_per_action"] > 0
     assert figures["overhead"]["phasegraph_ms_per_action_in_memory"] > 0
+    assert figures["overhead"]["short_phases_wall_over_react"] > 0
+    assert "whole run, the simulated model's own work in it" in done.stdout
 
 
 def test_the_local_suite_refuses_a_name_it_does_not_know_before_running_anything(
