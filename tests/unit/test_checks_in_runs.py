@@ -232,9 +232,9 @@ def test_a_pattern_reaches_no_model_and_reports_still_name_it(tmp_path: Path) ->
     assert f"| `matches:package.json:{pattern}` | passes |" in render("c", out, "md")
 
 
-def test_a_file_still_to_write_is_one_step_with_its_checked_texts_as_parts_of_it() -> None:
-    # told "make full.txt contain 'alpha'" and the same of 'delta' for a join of two files,
-    # the 1.5B model wrote those two lines and nothing else
+def test_a_file_still_to_write_is_one_step_that_names_no_checked_text() -> None:
+    # told "make full.txt contain 'alpha'" and the same of 'delta' for a join of two files, or
+    # to write it with them "among the rest", the 1.5B model wrote those two lines alone
     def failing(kind: str, path: str, detail: str, **check: str) -> Any:
         return {"kind": kind, "path": path, "text": "", "pattern": "", "passed": False,
                 "detail": detail, **check}  # fmt: skip
@@ -249,8 +249,7 @@ def test_a_file_still_to_write_is_one_step_with_its_checked_texts_as_parts_of_it
     ]
     absent = {"full.txt"}.__contains__
     assert to_do(checks, absent) == [
-        "write full.txt with the whole content the request asks for; it must hold 'alpha' and "
-        "'delta' among the rest (full.txt does not exist)",
+        "write full.txt with what the request asks it to hold (full.txt does not exist)",
         "make notes.txt contain 'y' (notes.txt holds 'x', not 'y')",
     ]
     # a file an earlier phase wrote since its checks were last evaluated is edited, not rewritten
@@ -260,7 +259,13 @@ def test_a_file_still_to_write_is_one_step_with_its_checked_texts_as_parts_of_it
     ]
     # a file that must hold some text is one step too
     assert to_do(checks[2:3], absent) == [
-        "write full.txt with the whole content the request asks for (full.txt does not exist)"
+        "write full.txt with what the request asks it to hold (full.txt does not exist)"
+    ]
+    # so is one that is there but blank; neither step says "whole content", which made the
+    # model copy a whole input where the request asked for one value of it
+    blank = failing("matches", "full.txt", "full.txt is blank", pattern=r"\S")
+    assert to_do([blank], lambda path: False) == [
+        "write full.txt with what the request asks it to hold (full.txt is blank)"
     ]
     # a path that must only exist may be a folder: it is only to be created
     dist = failing("exists", "dist", "dist does not exist")

@@ -466,10 +466,11 @@ def to_do(checks: Iterable[CheckRecord], missing: Callable[[str], bool]) -> list
 
     Traced on the 1.5B model with a caller's checks "contains alpha" and "contains delta" on the
     new file of a join of two files: told "make full.txt contain 'alpha'" and the same of
-    'delta', it wrote those two lines and nothing else, and its judge called the join done. The
-    texts a file not there yet must contain are parts of it: the step says to write it whole,
-    as the request asks, with them among the rest. ``missing``: whether a path is not there
-    now (a check's detail may date from an earlier phase).
+    'delta', it wrote those two lines and nothing else, and its judge called the join done; told
+    to write it whole "with 'alpha' and 'delta' among the rest", it still wrote those two lines
+    alone. So the step for a file not there yet names no text (the check lines above it still
+    say what code looks for); it is `write_whole`. ``missing``: whether a path is not there now
+    (a check's detail may date from an earlier phase).
     """
     open_checks = failing(checks)
     # a path with checks of what it holds is a file (one with only "exists" may be a folder)
@@ -479,17 +480,23 @@ def to_do(checks: Iterable[CheckRecord], missing: Callable[[str], bool]) -> list
         if c["kind"] in ("contains", "matches") and missing(c["path"])
     }
     steps: list[str] = []
-    for path in dict.fromkeys(c["path"] for c in open_checks if c["path"] in new_files):
-        texts = [c["text"] for c in open_checks if c["path"] == path and c["kind"] == "contains"]
-        among = f"; it must hold {_and([repr(t) for t in texts])} among the rest" if texts else ""
-        steps.append(
-            f"write {path} with the whole content the request asks for{among} ({absent(path)})"
-        )
+    steps = [
+        write_whole(path, absent(path))
+        for path in dict.fromkeys(c["path"] for c in open_checks if c["path"] in new_files)
+    ]
     return steps + [still_to_do(c) for c in open_checks if c["path"] not in new_files]
 
 
-def _and(items: Sequence[str]) -> str:
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+def write_whole(path: str, why: str) -> str:
+    """The step to write a file the work must make, from nothing: "write answer.txt with ...".
+
+    Traced on the 1.5B model: told to write timeout.txt "with the whole content the request
+    asks for", where the request asked for one field of settings.json, it wrote the whole of
+    settings.json, and wrote it again after code had called that a copy; told to write it
+    "with what the request asks it to hold", it read settings.json and wrote the field's value.
+    The same words kept the join of two files whole.
+    """
+    return f"write {path} with what the request asks it to hold ({why})"
 
 
 def still_to_do(check: CheckRecord) -> str:
@@ -500,7 +507,7 @@ def still_to_do(check: CheckRecord) -> str:
         case "contains":
             return f"make {check['path']} contain {check['text']!r} ({check['detail']})"
         case "matches" if check["pattern"] == HAS_TEXT:
-            return f"write {check['path']} with its whole content ({check['detail']})"
+            return write_whole(check["path"], check["detail"])
         case "matches":
             return f"change {check['path']} as the request asks ({check['detail']})"
         case _:
