@@ -102,6 +102,19 @@ def test_the_judge_is_shown_what_changed_and_which_checks_fail(tmp_path: Path) -
     assert "question" not in parameters["properties"]
 
 
+def test_a_later_judge_is_shown_the_facts_of_now_not_the_verdict_before(tmp_path: Path) -> None:
+    # a small model's judge, shown its first round's "not found", repeated it over a file
+    # the second round wrote: the facts carry what earlier rounds did
+    wrong = {**judgement("continue_phase", completed=False, rate=0.0),
+             "user_summary": "out.txt was not found, the phase must be retried"}  # fmt: skip
+    _, _, model = start(tmp_path, script(judge_tasks=[wrong, DONE]), ["contains:out.txt:hello"])
+    first, second = (str(call[-1].content) for call in model.calls_of("judge_tasks"))
+    assert "Files this phase has changed so far: out.txt (11 bytes, now 'hello world')" in second
+    assert "c1: out.txt must contain 'hello': passes" in second
+    assert "not found" not in second and "round 2 of at most 4." in second
+    assert first.split("Results of this round")[0].endswith("at most 4.\n\n")
+
+
 def test_a_check_that_never_passes_ends_the_run_incomplete(tmp_path: Path) -> None:
     steps = script(plan_tool_call=[WRITE_NOPE])
     out, _, model = start(tmp_path, steps, ["contains:out.txt:hello"], extra_rounds_per_phase=0)

@@ -215,13 +215,12 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
         named=request_files(state["request"], context, available),
         checks=prompts.PHASE_CHECKS.format(checks=check_lines(owned)) if owned else "",
     )
-    previous = state.get("judgement")
-    previous_line = (
-        f"Previous judgement: {previous.get('user_summary')} "
-        f"(completion {previous.get('phase_completion_rate')})\n"
-        if previous and previous.get("phase_id") == phase["id"]
-        else ""
-    )
+    previous = state.get("judgement")  # the fallback judgement keeps its rate from here
+    # No earlier judgement of the phase is shown: the facts above carry what earlier rounds did.
+    # Traced on the 1.5B model: a first round's write was held back, and its judge said
+    # timeout.txt was not found; the second round wrote it, the facts said it held the value,
+    # and the judge, shown the first verdict, repeated it word for word at 0 %. Without it, it
+    # called the phase done.
 
     def render(limit: int) -> str:
         shown = [
@@ -240,7 +239,6 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
             phase_id=phase["id"],
             round=round_no,
             round_limit=limit_rounds,
-            previous=previous_line,
             results=dump(shown),
             facts=facts,
         )
