@@ -83,6 +83,15 @@ def test_evaluated_by_code_with_what_it_saw(tmp_path: Path) -> None:
     assert run(tmp_path, "contains:long.txt:zz") == (False, "long.txt (500 bytes) has no 'zz'")
     assert run(tmp_path, "matches:sum.txt:^1+$")[0] is True
     assert run(tmp_path, "matches:sum.txt:^12$")[0] is False
+    # a deliverable's check, that the file holds some text, says so plainly: told sum.txt
+    # "holds text the check's expression finds", a small model's judge read it as blank
+    (tmp_path / "blank.txt").write_text("  \n")
+    assert run(tmp_path, r"matches:sum.txt:\S") == (True, "sum.txt is there and holds text")
+    assert run(tmp_path, r"matches:blank.txt:\S") == (False, "blank.txt holds only blank space")
+    assert run(tmp_path, "matches:sum.txt:1") == (
+        True,
+        "sum.txt holds text the check's expression finds",
+    )
 
 
 def test_a_command_check_runs_as_run_command_does(tmp_path: Path) -> None:

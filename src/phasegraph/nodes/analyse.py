@@ -18,7 +18,7 @@ from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.models.structured import call_structured, function_spec
 from phasegraph.nodes.deps import Deps, context_of
-from phasegraph.nodes.facts import HAS_TEXT, evaluate_checks, named_files, number_checks
+from phasegraph.nodes.facts import evaluate_checks, named_files, number_checks
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import person_available
 from phasegraph.nodes.step_budget import limits_from
@@ -26,7 +26,7 @@ from phasegraph.progress import emit
 from phasegraph.state import CheckRecord, State, StructuredRequest
 from phasegraph.state.checks import MAX_PROPOSED_CHECKS
 from phasegraph.state.result import clip
-from phasegraph.tools.checks import label, parse_check, problem, record
+from phasegraph.tools.checks import HAS_TEXT, label, parse_check, problem, record
 from phasegraph.tools.workspace import Workspace, WorkspaceError
 
 # A model that asks forever must not keep the run waiting: after this many answered rounds of

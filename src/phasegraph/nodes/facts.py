@@ -19,7 +19,7 @@ from langchain_core.tools import BaseTool
 from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.state import CheckRecord, PhaseOutcome, State, TaskResult
-from phasegraph.tools.checks import absent, evaluate, failing
+from phasegraph.tools.checks import HAS_TEXT, absent, evaluate, failing
 from phasegraph.tools.workspace import Workspace, WorkspaceError
 
 #: How much of a changed file the judge is shown, so it can see what was written.
@@ -36,9 +36,6 @@ COPY_COMPARED_BYTES = 65_536
 FILE_KINDS = ("exists", "contains", "matches")
 #: How prompts name a ``matches`` check's pattern, which they never quote (see `in_words`).
 SAID_BY_EXPRESSION = "code checks it with a regular expression"
-
-#: The pattern of a file that holds some text (not only spaces): a deliverable's check.
-HAS_TEXT = r"\S"
 
 ENDED_SHORT = {
     "end_phase": "the judge ended it short of its goal",
