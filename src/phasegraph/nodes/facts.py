@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from itertools import islice
+from pathlib import PurePosixPath
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -32,6 +33,9 @@ NAMED_PREVIEW_CHARS = 400
 ENTRIES_SHOWN = 30
 #: Files up to this size are compared whole when looking for a copied input.
 COPY_COMPARED_BYTES = 65_536
+
+#: What code says of a number that no input, tool output or the request shows.
+UNSOURCED = "a number that no input, no tool output and not the request shows"
 
 FILE_KINDS = ("exists", "contains", "matches")
 #: How prompts name a ``matches`` check's pattern, which they never quote (see `in_words`).
@@ -173,11 +177,15 @@ def changed_files(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) 
 
 
 def describe_files(
-    paths: Sequence[str], context: Context, copies: Mapping[str, str] | None = None
+    paths: Sequence[str],
+    context: Context,
+    copies: Mapping[str, str] | None = None,
+    unsourced: Mapping[str, str] | None = None,
 ) -> str:
     """Changed files as the judge reads them: each with its size and how it begins now.
 
-    ``copies``: changed files that hold an input's text (see `copied_inputs`), said beside them.
+    ``copies``: changed files that hold an input's text (see `copied_inputs`), said beside them;
+    ``unsourced``: those holding a number nothing shows (see `unsourced_numbers`), likewise.
     """
     if not paths:
         return "none"
@@ -190,6 +198,8 @@ def describe_files(
             line = f"{path} (no longer there)"
         if copies and path in copies:
             line += f", the same text as {copies[path]}"
+        if unsourced and path in unsourced:
+            line += f", {UNSOURCED}"
         lines.append(line)
     if len(paths) > FILES_SHOWN:
         lines.append(f"and {len(paths) - FILES_SHOWN} more")
@@ -350,50 +360,128 @@ def request_files(request: str, context: Context, tools: Mapping[str, BaseTool])
     return prompts.REQUEST_FILES.format(files="; ".join(shown)) if shown else ""
 
 
+def input_texts(
+    written: Sequence[str], request: str, context: Context, read: Iterable[object] = ()
+) -> dict[str, str]:
+    """What each input holds now, by its workspace path: the files the work starts from.
+
+    An input is a file the request names, or one the run read (``read``: the paths its reads
+    named), that the run has not written (``written``, as the workspace resolves them). A file
+    above `COPY_COMPARED_BYTES`, a folder or a path outside the workspace is left out.
+    """
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    inputs: dict[str, str] = {}
+    for name in [*named_files(request), *read]:
+        rel = workspace_path(space, name)
+        if not rel or rel in written or rel in inputs:
+            continue
+        held = _file_text(space, rel)  # None for what cannot be read as a file: a folder
+        if held:
+            inputs[rel] = held
+    return inputs
+
+
+def _file_text(space: Workspace, rel: str) -> str | None:
+    """A file's text, its ends trimmed; None when it cannot be read or is too large to compare."""
+    try:
+        data, size = space.read_bytes(space.relative(rel), COPY_COMPARED_BYTES)
+    except (OSError, WorkspaceError):
+        return None
+    return data.decode("utf-8", errors="replace").strip() if size <= COPY_COMPARED_BYTES else None
+
+
+def _written(changed: Sequence[str], space: Workspace) -> dict[str, str]:
+    """Changed files by their workspace path, each with the path as the tool was given it."""
+    return {rel: path for path in changed if (rel := workspace_path(space, path))}
+
+
 def copied_inputs(
     changed: Sequence[str], request: str, context: Context, read: Iterable[object] = ()
 ) -> dict[str, str]:
     """Changed files that hold, word for word, the text of an input the run has not changed.
 
-    An input is a file the request names, or one the run read (``read``: the paths its reads
-    named). Traced on the 1.5B model: asked to write the sum of numbers.txt to sum.txt, it
-    wrote the numbers themselves; asked for the count of ERROR lines in app.log, it wrote the
-    whole log to errors.txt; asked which file defines parse_date, it wrote that file's text,
-    which it had read, to answer.txt; its judge called each done. A changed file with an
-    input's very text (its ends trimmed) is a copy; so is one with the values of an input of
-    one value a line, set out otherwise: told sum.txt held numbers.txt's text, the model wrote
-    "17 25 8".
+    An input is as `input_texts` finds it. Traced on the 1.5B model: asked to write the sum of
+    numbers.txt to sum.txt, it wrote the numbers themselves; asked for the count of ERROR lines
+    in app.log, it wrote the whole log to errors.txt; asked which file defines parse_date, it
+    wrote that file's text, which it had read, to answer.txt; its judge called each done. A
+    changed file with an input's very text (its ends trimmed) is a copy; so is one with the
+    values of an input of one value a line, set out otherwise: told sum.txt held numbers.txt's
+    text, the model wrote "17 25 8".
     An input of one value is left out: its text may well be the answer (a value written on).
     One line may hold several, though: asked for one field of a one-line settings.json, the
     1.5B model wrote the whole object to timeout.txt and its judge called it done.
     Known blind spot: a result that happens to equal its input (sorting a sorted file).
     """
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
-
-    def text(rel: str) -> str | None:
-        try:
-            data, size = space.read_bytes(space.relative(rel), COPY_COMPARED_BYTES)
-        except (OSError, WorkspaceError):
-            return None
-        held = data.decode("utf-8", errors="replace").strip()
-        return held if size <= COPY_COMPARED_BYTES else None
-
-    written = {rel: path for path in changed if (rel := workspace_path(space, path))}
-    inputs: dict[str, str] = {}
-    for name in [*named_files(request), *read]:
-        rel = workspace_path(space, name)
-        if not rel or rel in written or rel in inputs:
-            continue
-        held = text(rel)  # None for what cannot be read as a file: a folder a listing named
-        if held and _several_values(held):
-            inputs[rel] = held
+    written = _written(changed, space)
+    inputs = {
+        rel: text
+        for rel, text in input_texts(list(written), request, context, read).items()
+        if _several_values(text)
+    }
     copies: dict[str, str] = {}
     for rel, path in written.items():
-        held = text(rel) if inputs else None
+        held = _file_text(space, rel) if inputs else None
         source = next((n for n, t in inputs.items() if held and _same_text(t, held)), None)
         if source:
             copies[path] = source
     return copies
+
+
+#: A file's whole text as one whole number: a count or a sum the work worked out.
+_WHOLE_NUMBER = re.compile(r"[+-]?(\d+)")
+
+
+def unsourced_numbers(
+    changed: Sequence[str],
+    request: str,
+    context: Context,
+    results: Iterable[TaskResult],
+    tools: Mapping[str, BaseTool],
+    read: Iterable[object] = (),
+    checks: Iterable[CheckRecord] = (),
+) -> dict[str, str]:
+    """Changed files that hold one whole number which nothing the run started from or saw shows.
+
+    Traced on the 1.5B model: asked to write the sum of numbers.txt (17, 25, 8) to sum.txt,
+    it wrote 58; asked for the count of the lines of app.log that hold ERROR, it wrote 0
+    without a look at the log beyond the prompt's; both judges, shown the input and the number,
+    called the work done. A count or a sum a model works out in its head is its word alone. A
+    number is sourced when the request, a text the run's ``checks`` want (a caller who wrote
+    "sum.txt contains 50" gave it), an input (see `input_texts`) or the output of one of the
+    run's ok tool calls holds it, as a number of its own. Not a source: a call of a tool
+    that writes files (its receipt), a call that names the file the number is in (reading it
+    back), or one whose arguments hold the number (``echo 58`` only repeats it). Only for work
+    that starts from inputs: with none, a number can only come from knowledge or the request.
+    ``results``: the run's results so far; ``read``: the paths its reads named.
+    """
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    written = _written(changed, space)
+    numbers: dict[str, str] = {}
+    for rel, path in written.items():
+        match = _WHOLE_NUMBER.fullmatch(_file_text(space, rel) or "")
+        if match:
+            numbers[path] = match.group(1)
+    if not numbers:
+        return {}
+    inputs = input_texts(list(written), request, context, read)
+    if not inputs:
+        return {}
+    outputs = [
+        (json.dumps(r["arguments"], ensure_ascii=False), r["output"])
+        for r in results
+        if r["status"] == "ok" and not writes_files(tools.get(r["tool"]))
+    ]
+    wanted = [c.get("text") or c.get("expect") or "" for c in checks]
+    unsourced: dict[str, str] = {}
+    for path, digits in numbers.items():
+        number = re.compile(rf"(?<![\d.]){re.escape(digits)}(?!\d|\.\d)")
+        given = [request, *wanted, *inputs.values()]
+        name = PurePosixPath(path).name
+        shown = [out for args, out in outputs if name not in args and not number.search(args)]
+        if not any(number.search(text) for text in [*given, *shown]):
+            unsourced[path] = digits
+    return unsourced
 
 
 def _same_text(source: str, held: str) -> bool:

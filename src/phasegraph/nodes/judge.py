@@ -41,6 +41,7 @@ from phasegraph.nodes.facts import (
     request_files,
     resolved_paths,
     runs_programs,
+    unsourced_numbers,
     workspace_files,
 )
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
@@ -48,6 +49,7 @@ from phasegraph.nodes.human_review import person_available
 from phasegraph.nodes.overrule import (
     COMPLETED_RATE,
     hold_to_checks,
+    hold_to_evidence,
     hold_to_named_commands,
     hold_to_named_files,
     hold_to_sources,
@@ -209,8 +211,11 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
         r["arguments"].get("path") for r in so_far if r["tool"] in reading and r["status"] == "ok"
     ]
     copies = copied_inputs(written, state["request"], context, read)
+    unsourced = unsourced_numbers(
+        written, state["request"], context, so_far, available, read, checks
+    )
     facts = prompts.JUDGE_FACTS.format(
-        files=describe_files(changed, context, copies),
+        files=describe_files(changed, context, copies, unsourced),
         workspace=workspace_files(context, available),
         named=request_files(state["request"], context, available),
         checks=prompts.PHASE_CHECKS.format(checks=check_lines(owned)) if owned else "",
@@ -285,6 +290,7 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
         for name in phase_allowed_tools(state, phase, deps, context)
         if runs_programs(available.get(name))
     ]
+    hold_to_evidence(judgement, unsourced, last_phase, runners)
     ran = programs_run(so_far, available)
     by_round = [*(record["results"] for record in state.get("rounds") or []), results]
     hold_to_named_commands(

@@ -17,7 +17,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from phasegraph.nodes.facts import in_words, writes_files
+from phasegraph.nodes.facts import UNSOURCED, in_words, writes_files
 from phasegraph.state import CheckRecord, TaskResult
 
 #: The least completion rate at which a judge's "phase completed" is taken.
@@ -97,6 +97,30 @@ def hold_to_sources(judgement: dict[str, Any], copies: Mapping[str, str], reques
             judgement,
             "; ".join(f"{path} holds the same text as {source}" for path, source in copies.items())
             + ": copied, not made from it as the request asks",
+        )
+
+
+def hold_to_evidence(
+    judgement: dict[str, Any],
+    unsourced: Mapping[str, str],
+    last_phase: bool,
+    runners: Sequence[str],
+) -> None:
+    """Override a last phase called done on a number no input or tool output shows.
+
+    See `facts.unsourced_numbers`: the 1.5B model wrote 58 for the sum of 17, 25 and 8, and 0
+    for a count of three, and its judges called both done. A number worked out in a model's
+    head is not known to be right; one a tool computed, or an input holds, is. Only where the
+    phase may run a program (``runners``) that can count or compute it: otherwise the model's
+    word is all there can be.
+    """
+    if last_phase and unsourced and runners and _claims_done(judgement):
+        _overrule(
+            judgement,
+            "; ".join(f"{path} holds {value}, {UNSOURCED}" for path, value in unsourced.items())
+            + ": worked out without a tool, it is not known to be right; get it from a tool "
+            f"whose output shows it (a program that counts or computes, with {runners[0]}), "
+            "then write that",
         )
 
 

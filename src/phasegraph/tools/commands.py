@@ -43,6 +43,9 @@ DEFAULT_ALLOWED_COMMANDS: tuple[str, ...] = (
     "diff",
     "cut",
     "echo",
+    # arithmetic with no file or program of its choosing: a sum or a count a tool shows, so a
+    # number written from it is not a model's mental arithmetic (see facts.unsourced_numbers)
+    "expr",
     "pwd",
     "date",
     "true",
@@ -71,6 +74,9 @@ DANGEROUS_OPTIONS: Mapping[str, tuple[str, ...]] = {
     "grep": ("--devices",),
     "diff": ("--to-file", "--from-file"),
 }
+
+# Programs that open no file: their arguments are operands ("expr 6 / 2"), never paths.
+NO_FILE_ARGUMENTS = frozenset({"expr"})
 
 ENV_KEPT = ("PATH", "LANG", "LANGUAGE", "TZ", "TERM", "TMPDIR", "USER", "LOGNAME", "HOME")
 _SECRET_NAME = re.compile(
@@ -116,7 +122,7 @@ def check_argv(argv: object, allowed: Sequence[str], workspace: Workspace) -> li
             program == "sort" and arg.startswith("-o")
         ):
             raise WorkspaceError(f"{program} {option} is not allowed (it runs or writes elsewhere)")
-        for candidate in _path_like(arg):
+        for candidate in () if program in NO_FILE_ARGUMENTS else _path_like(arg):
             workspace.relative(candidate)  # raises for a path that leaves the workspace
     return list(argv)
 
