@@ -1,8 +1,9 @@
-"""A number the work writes must come from somewhere code can see.
+"""A number the work writes must come from somewhere code can see, and the last phase can write.
 
 Facts by code (SPEC sections 1 and 11): a count or sum a model works out in its head is its
 word alone; the judge is shown which numbers nothing shows, and a last phase that may run
-programs is not done on one.
+programs is not done on one. The last phase keeps the tools the work needs, and its plan is
+told which files the request changes are still unwritten.
 """
 
 from __future__ import annotations
@@ -142,6 +143,35 @@ def test_a_number_is_taken_on_the_models_word_where_no_program_may_run(tmp_path:
     )
     steps["request_analyser"] = [{**ANALYSIS, "files_to_write": ["sum.txt"]}]  # writing
     out, _ = run(tmp_path, steps, SUM_REQUEST)
+    assert out["status"] == "completed"
+
+
+def test_the_last_phase_keeps_the_tools_the_work_needs_and_is_told_what_is_unwritten(
+    tmp_path: Path,
+) -> None:
+    # the 1.5B model's one phase, "Read app.ini", allowed read_file alone, and every plan read
+    # the file: the run ended with app.ini unchanged
+    (tmp_path / "app.ini").write_text("[server]\nport = 80\n")
+    reading = {**phase("p1", rounds=2, tools=["read_file"]), "name": "Read app.ini"}
+    edit = round_plan(
+        ("e", "edit_file", {"path": "app.ini", "old_text": "port = 80", "new_text": "port = 80\n"
+                            "timeout = 30"})
+    )  # fmt: skip
+    steps = {
+        "request_analyser": [{**ANALYSIS, "files_to_write": ["app.ini"]}],
+        "phase_planner": [{"phases": [phase("p0", 3, ["list_files"]), reading],
+                           "execution_strategy": "in order"}],  # fmt: skip
+        "plan_tool_call": [round_plan(("l", "list_files", {"path": "."})), edit],
+        "judge_tasks": [DONE],
+    }
+    out, model = run(tmp_path, steps, "In app.ini, add timeout = 30 to [server].")
+    first, last = (str(call[-1].content) for call in model.calls_of("plan_tool_call"))
+    assert "change app.ini" not in first  # an earlier phase may only read
+    assert "edit_file" not in first.split("Tools you may use:")[1].split("\n\n")[0]
+    assert "- change app.ini as the request asks (this run has not written it yet)" in last
+    assert "edit_file" in last.split("Tools you may use:")[1]
+    assert out["rounds"][-1]["results"][0]["status"] == "ok"
+    assert "timeout = 30" in (tmp_path / "app.ini").read_text()
     assert out["status"] == "completed"
 
 

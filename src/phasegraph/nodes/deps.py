@@ -73,6 +73,12 @@ def current_phase(state: State) -> dict[str, Any]:
     return state["phases"][state["phase_index"]]
 
 
+def is_last_phase(state: State, phase: Mapping[str, Any]) -> bool:
+    """Whether ``phase`` is the plan's last: the one that ends the work."""
+    phases = state.get("phases") or []
+    return bool(phases) and phases[-1].get("id") == phase.get("id")
+
+
 def phase_window(state: State) -> list[RoundRecord]:
     """Rounds of the current phase since it started or was last replanned."""
     phase_id = current_phase(state)["id"]
@@ -95,7 +101,7 @@ def phase_allowed_tools(
     Reading tools stay in every phase, and tools that write files stay allowed while a check on
     a file fails or, under the built-in rules, when the analysis names files to write (see
     `allowed_tools`); under the built-in rules, tools that run programs stay in every phase of
-    a request that asks to run one.
+    a request that asks to run one. The last phase keeps all of these, whatever its own list.
     """
     tools = deps.tools_for(context)
     request = state.get("structured_request") or {}
@@ -110,11 +116,16 @@ def phase_allowed_tools(
     runners = set()
     if builtin_rules and commands_named(state["request"], context.allowed_commands):
         runners = {name for name, tool in tools.items() if runs_programs(tool)}
+    needed = writes_needed(state.get("checks") or [], tools, files) | runners
+    # The last phase ends the work, so its own list does not narrow away what the work needs:
+    # traced on the 1.5B model, "add a setting to app.ini" got one phase, "Read app.ini",
+    # allowed read_file alone; every plan read the file, and the run ended with it unchanged.
+    last = is_last_phase(state, phase)
     return allowed_tools(
         tools,
         task_type,
         phase.get("allowed_tools") or [],
         context.tool_rules,
-        always=read_only(tools) | runners,
-        needed=writes_needed(state.get("checks") or [], tools, files) | runners,
+        always=read_only(tools) | runners | (needed if last else set()),
+        needed=needed,
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -22,14 +22,25 @@ from pydantic import ValidationError
 from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.models.structured import call_structured, function_spec, without_titles
-from phasegraph.nodes.deps import Deps, context_of, current_phase, phase_allowed_tools, phase_window
+from phasegraph.nodes.deps import (
+    Deps,
+    context_of,
+    current_phase,
+    is_last_phase,
+    phase_allowed_tools,
+    phase_window,
+    run_results,
+)
 from phasegraph.nodes.facts import (
+    changed_files,
     check_lines,
     owned_checks,
     request_files,
+    resolved_paths,
     to_do,
     workspace_files,
     workspace_path,
+    write_whole,
 )
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.judge import close_phase
@@ -59,6 +70,7 @@ from phasegraph.state import (
 )
 from phasegraph.tools import describe_tools
 from phasegraph.tools.base import truncate
+from phasegraph.tools.checks import absent, failing
 from phasegraph.tools.workspace import Workspace
 
 # What a plan leaves room for: one tool execution and the round's judge.
@@ -231,20 +243,43 @@ def _earlier_phases(outcomes: list[PhaseOutcome]) -> str:
     return prompts.EARLIER_PHASES.format(phases="\n".join(f"- {line}" for line in lines))
 
 
-def plan_checks(owned: list[CheckRecord], context: Context) -> str:
-    """The phase's checks for its plan: each with its result, and what is still to do."""
-    if not owned:
-        return ""
+def plan_checks(
+    owned: list[CheckRecord], context: Context, unwritten: Sequence[str] = ()
+) -> str:
+    """The phase's checks for its plan: each with its result, and what is still to do.
+
+    ``unwritten``: files the request writes or changes that the run has not written yet (see
+    `unwritten_files`); each is a step of its own unless a check already asks for it.
+    """
     space = Workspace(context.workspace)
 
     def missing(path: str) -> bool:
         rel = workspace_path(space, path)
         return rel is not None and not os.path.lexists(space.real_root / rel)
 
-    todo = [f"- {step}" for step in to_do(owned, missing)]
-    return prompts.PHASE_CHECKS.format(checks=check_lines(owned)) + (
-        prompts.STILL_TO_DO.format(todo="\n".join(todo)) if todo else ""
-    )
+    steps = to_do(owned, missing)
+    asked = {workspace_path(space, c["path"]) for c in failing(owned)}
+    steps += [
+        write_whole(path, absent(path)) if missing(path) else f"change {path} as the request asks "
+        "(this run has not written it yet)"
+        for path in unwritten
+        if workspace_path(space, path) not in asked
+    ]
+    shown = prompts.PHASE_CHECKS.format(checks=check_lines(owned)) if owned else ""
+    todo = "\n".join(f"- {step}" for step in steps)
+    return shown + (prompts.STILL_TO_DO.format(todo=todo) if steps else "")
+
+
+def unwritten_files(state: State, context: Context, tools: Mapping[str, BaseTool]) -> list[str]:
+    """The files the request writes or changes that no tool of the run has written, if any.
+
+    Traced on the 1.5B model: asked to add a setting to app.ini, its last phase read the file
+    round after round; told only afterwards, by code overruling each judge, that app.ini was
+    never written, its next plan read it again. Named before the plan, it is a step to take.
+    """
+    named = (state.get("structured_request") or {}).get("files_to_write") or []
+    written = set(resolved_paths(changed_files(run_results(state), tools), context))
+    return [path for path in resolved_paths(named, context) if path not in written]
 
 
 def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
@@ -274,7 +309,11 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         "phase_goal": phase["goal"],
         "round": round_no,
         "round_limit": round_limit(phase, limits),
-        "checks": plan_checks(owned, context),
+        "checks": plan_checks(
+            owned,
+            context,
+            unwritten_files(state, context, available) if is_last_phase(state, phase) else (),
+        ),
         "tools": describe_tools(available[t] for t in tools),
         "workspace": workspace_files(context, available),
         "named": request_files(state["request"], context, available),
