@@ -474,6 +474,30 @@ def test_a_write_beside_a_read_waits_even_when_the_prompt_showed_the_file_whole(
     assert fully_shown_files(request, Context(workspace=str(tmp_path)), {}) == []
 
 
+def test_a_write_beside_a_listing_the_prompt_showed_whole_runs(tmp_path: Path) -> None:
+    # held, the 1.5B model's write of the three names to files.md, planned beside a listing
+    # whose names its prompt already had, waited in two phases running until the budget ran out
+    for name in ("notes.txt", "todo.txt", "plan.md"):
+        (tmp_path / name).write_text("x\n")
+    listed = round_plan(
+        ("l", "list_files", {"path": "."}),
+        ("w", "write_file", {"path": "files.md", "content": "notes.txt\ntodo.txt\nplan.md"}),
+    )
+    steps = script(plan_tool_call=[listed], judge_tasks=[DONE])
+    request = "List the files in this folder and write their names to files.md."
+    out, _, model = start(tmp_path, steps, request=request)
+    prompt = model.calls_of("plan_tool_call")[0][-1].content
+    assert "Files in the workspace now (listed by code): notes.txt, plan.md, todo.txt" in prompt
+    assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "ok"]
+    assert out["status"] == "completed"
+    # a workspace too large for the prompt to list whole: the listing holds the write back
+    for n in range(40):
+        (tmp_path / f"more{n}.txt").write_text("x\n")
+    (tmp_path / "files.md").unlink()
+    out, _, _ = start(tmp_path, steps, request=request)
+    assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "skipped"]
+
+
 def test_the_analysis_is_told_which_named_files_are_not_there_yet(tmp_path: Path) -> None:
     (tmp_path / "numbers.txt").write_text("1\n")
     request = "Read numbers.txt and write their sum to sum.txt (see https://example.org/a.html)."

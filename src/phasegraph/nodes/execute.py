@@ -13,7 +13,7 @@ task that carries a justification asks the person first when tool-permission rev
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -32,6 +32,7 @@ from phasegraph.nodes.deps import (
 from phasegraph.nodes.facts import (
     changed_files,
     fully_shown_files,
+    listed_whole,
     read_only,
     workspace_path,
     writes_files,
@@ -72,6 +73,7 @@ def blind_writes(
     tasks: list[dict[str, Any]],
     tools: Mapping[str, BaseTool],
     earlier: Iterable[TaskResult] = (),
+    shown: Set[str] = frozenset(),
 ) -> dict[str, str]:
     """The writes a round plans beside reads, each with why it waits for a round of its own.
 
@@ -86,8 +88,12 @@ def blind_writes(
     a file the prompt showed whole still holds the writes beside it: let through, the 1.5B
     model wrote 100 as the sum of 17, 25 and 8 beside reading them, and its judge called it
     done; held, the next plan has the read's output in its history as well.
+    ``shown``: reading tools whose output the plan's prompt already held, which hold nothing
+    back: the workspace's listing, where the prompt lists it whole (traced on the 1.5B model,
+    with caller checks: its write of the three names to files.md, planned beside a listing,
+    was held in two phases running, and the budget ran out with files.md never written).
     """
-    reading = read_only(tools)
+    reading = read_only(tools) - shown
     readers = [t["id"] for t in tasks if t["tool"] in reading]
     if not readers or any(r["tool"] in reading and r["status"] == "ok" for r in earlier):
         return {}
@@ -253,7 +259,8 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     available = deps.tools_for(context)
     allowed = set(phase_allowed_tools(state, phase, deps, context))
     earlier = (r for record in phase_window(state) for r in record["results"])
-    blind = blind_writes(tasks, available, earlier)
+    listing = {"list_files"} if listed_whole(context, available) else set()
+    blind = blind_writes(tasks, available, earlier, listing)
     seen = [*run_results(state), *state.get("results", [])]
     blind |= unseen_overwrites(tasks, available, seen, state, context)
     blind |= failed_before(tasks, available, seen)

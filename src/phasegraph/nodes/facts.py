@@ -229,17 +229,30 @@ def workspace_files(context: Context, tools: Mapping[str, BaseTool]) -> str:
     was written, called it done. Shown the real names, a plan can write them and a judge can
     see a made-up list for what it is; a strong model is spared a round of listing.
     """
-    if "list_files" not in tools:
-        return ""
-    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
-    try:
-        # one past those shown says whether there are more, without walking a large tree whole
-        entries = list(islice(space.walk("."), ENTRIES_SHOWN + 1))
-    except (WorkspaceError, OSError):
+    entries = _listing(context, tools)
+    if entries is None:
         return ""
     shown = ", ".join(sorted(entries[:ENTRIES_SHOWN])) or "nothing"
     more = ", and more" if len(entries) > ENTRIES_SHOWN else ""
     return prompts.WORKSPACE_FILES.format(files=shown + more)
+
+
+def listed_whole(context: Context, tools: Mapping[str, BaseTool]) -> bool:
+    """Whether `workspace_files` shows the whole workspace: a listing then shows nothing new."""
+    entries = _listing(context, tools)
+    return entries is not None and len(entries) <= ENTRIES_SHOWN
+
+
+def _listing(context: Context, tools: Mapping[str, BaseTool]) -> list[str] | None:
+    """The workspace's first entries, one past those shown; None where prompts show none."""
+    if "list_files" not in tools:
+        return None
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    try:
+        # one past those shown says whether there are more, without walking a large tree whole
+        return list(islice(space.walk("."), ENTRIES_SHOWN + 1))
+    except (WorkspaceError, OSError):
+        return None
 
 
 # A file name as requests write one: a name with a short extension, perhaps under folders.
