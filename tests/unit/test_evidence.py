@@ -79,6 +79,10 @@ def test_a_number_no_input_or_tool_output_shows_is_unsourced(tmp_path: Path) -> 
     # a program that computed it, or a caller who said what the file must hold, is a source
     computed = result("run_command", {"argv": ["expr", "17", "+", "41"]}, "exit code: 0\n58\n")
     assert unsourced(computed) == {}
+    (tmp_path / "sum.txt").write_text("3")  # a count a search showed
+    search = tools["search_text"].invoke({"pattern": r"\d", "path": "numbers.txt"})
+    assert unsourced(result("search_text", {"pattern": r"\d", "path": "numbers.txt"}, search)) == {}
+    (tmp_path / "sum.txt").write_text("58")
     caller = {"kind": "contains", "path": "sum.txt", "text": "58"}
     assert unsourced(checks=[caller]) == {}
     # a number an input holds is a value read out of it, not worked out

@@ -68,7 +68,7 @@ def test_a_run_reads_edits_and_writes_and_the_workspace_ends_as_expected(tmp_pat
     )
     assert results["ls"]["output"] == "docs/a.md\ndocs/b.md"
     assert results["ra"]["output"] == "# A\nTODO: fix\n"
-    assert results["todo"]["output"] == "docs/a.md:2: TODO: fix"
+    assert results["todo"]["output"] == "docs/a.md:2: TODO: fix\n[1 matching line]"
     files = {str(p.relative_to(ws)): p.read_text() for p in ws.rglob("*") if p.is_file()}
     assert files == {
         "docs/a.md": "# A\nfixed\n",

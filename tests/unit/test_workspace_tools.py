@@ -112,7 +112,10 @@ def test_list_read_write_edit_search(ws: Path) -> None:
     assert call(tools, "edit_file", path="src/app.py", old_text="return 1", new_text="return 2")[0]
     assert (ws / "src" / "app.py").read_text() == "def main():\n    return 2\n"
     ok, found = call(tools, "search_text", pattern=r"return \d")
-    assert ok and found == "src/app.py:2:     return 2"
+    assert ok and found == "src/app.py:2:     return 2\n[1 matching line]"
+    (ws / "src" / "two.py").write_text("return 3\nreturn 4\n")
+    ok, found = call(tools, "search_text", pattern=r"return \d", path="src/two.py")
+    assert ok and found == "src/two.py:1: return 3\nsrc/two.py:2: return 4\n[2 matching lines]"
     ok, none = call(tools, "search_text", pattern="zzz", path="src")
     assert ok and none.startswith("no match")
 

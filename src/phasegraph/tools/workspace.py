@@ -307,7 +307,12 @@ class Workspace:
         return f"replaced 1 occurrence in {rel}"
 
     def search_text(self, pattern: str, path: str = ".") -> str:
-        """Lines matching a regular expression, as ``file:line: text``, at most MAX_MATCHES."""
+        """Lines matching a regular expression, as ``file:line: text``, at most MAX_MATCHES.
+
+        Their count ends the output: asked to count the lines that hold a word and shown the
+        three, the 1.5B model wrote 0; a count a tool shows is also one code can trace (see
+        `phasegraph.nodes.facts.unsourced_numbers`).
+        """
         if len(pattern) > MAX_PATTERN_CHARS:
             raise WorkspaceError(f"the pattern is longer than {MAX_PATTERN_CHARS} characters")
         try:
@@ -345,7 +350,9 @@ class Workspace:
         note = f"\n[{skipped} binary, unreadable or oversized files skipped]" if skipped else ""
         if not matches:
             return f"no match for {pattern!r} under {rel}{note}"
-        return "\n".join(matches) + note
+        # the count, as grep -c gives it: a number asked for is then one a tool showed
+        count = f"\n[{len(matches)} matching line{'s' if len(matches) > 1 else ''}]"
+        return "\n".join(matches) + count + note
 
 
 def _walk_files(start: Path) -> list[Path]:
