@@ -102,6 +102,37 @@ def test_the_judge_is_shown_what_changed_and_which_checks_fail(tmp_path: Path) -
     assert "question" not in parameters["properties"]
 
 
+def test_the_last_judge_is_shown_the_work_goal_and_the_lines_the_run_changed(
+    tmp_path: Path,
+) -> None:
+    # the 1.5B model's one phase of "add timeout = 30 to the [server] section of app.ini" was
+    # to read the file; it wrote a new [timeout] section at the end, and its judge, shown that
+    # phase goal and the file's first characters now, called the setting added
+    (tmp_path / "app.ini").write_text("[server]\nport = 80\n\n[log]\nlevel = info\n")
+    appended = "[server]\nport = 80\n\n[log]\nlevel = info\n\n[timeout]\ntimeout = 30\n"
+    steps = script(
+        request_analyser=[{**ANALYSIS, "core_goal": "Add timeout = 30 to [server] in app.ini"}],
+        phase_planner=[phases("p1", "p2", rounds=3)],
+        plan_tool_call=[
+            round_plan(("r", "read_file", {"path": "app.ini"})),
+            round_plan(("w", "write_file", {"path": "app.ini", "content": appended})),
+        ],
+        judge_tasks=[DONE, DONE],
+    )
+    out, _, model = start(tmp_path, steps, request="In app.ini, add timeout = 30 to [server].")
+    assert out["originals"] == {"app.ini": "[server]\nport = 80\n\n[log]\nlevel = info"}
+    first, last = (str(call[-1].content) for call in model.calls_of("judge_tasks"))
+    assert "Goal of the whole work" not in first  # an earlier phase is judged by its own goal
+    assert last.startswith(
+        "Goal of the whole work, which this last phase finishes: Add timeout = 30 to [server] "
+        "in app.ini\nPhase goal: finish p2"
+    )
+    assert (
+        "since the run began: added lines '', '[timeout]', 'timeout = 30' after 'level = info'"
+        in last
+    )
+
+
 def test_a_later_judge_is_shown_the_facts_of_now_not_the_verdict_before(tmp_path: Path) -> None:
     # a small model's judge, shown its first round's "not found", repeated it over a file
     # the second round wrote: the facts carry what earlier rounds did

@@ -18,7 +18,7 @@ from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.models.structured import call_structured, function_spec
 from phasegraph.nodes.deps import Deps, context_of
-from phasegraph.nodes.facts import evaluate_checks, named_files, number_checks
+from phasegraph.nodes.facts import evaluate_checks, file_originals, named_files, number_checks
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import person_available
 from phasegraph.nodes.step_budget import limits_from
@@ -254,6 +254,8 @@ def analyse(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     """Ask `request_analyser` for the structured request; ask the person when it must."""
     context = context_of(runtime)
     update: dict[str, Any] = {} if state.get("limits") else initial_values(context)
+    if not state.get("limits"):  # the files as they were before any work, once
+        update["originals"] = file_originals(state["request"], context)
     limits = state.get("limits") or update["limits"]
     clarifications = state.get("clarifications", [])
     pairs = "\n".join(f"Q: {c['question']}\nA: {c['answer']}" for c in clarifications)

@@ -8,6 +8,7 @@ them (see ``judge``), and the summary's status is decided by them (see ``summari
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
@@ -31,6 +32,10 @@ FILES_SHOWN = 8
 NAMED_PREVIEW_CHARS = 400
 #: Workspace entries plans and judges are shown; more are counted.
 ENTRIES_SHOWN = 30
+#: Files the request names up to this size are kept as they began, to show the judge changes.
+ORIGINAL_BYTES = 4_096
+#: Changes (added, removed or replaced runs of lines) the judge is shown per file.
+CHANGES_SHOWN = 4
 #: Files up to this size are compared whole when looking for a copied input.
 COPY_COMPARED_BYTES = 65_536
 
@@ -181,11 +186,14 @@ def describe_files(
     context: Context,
     copies: Mapping[str, str] | None = None,
     unsourced: Mapping[str, str] | None = None,
+    originals: Mapping[str, str] | None = None,
 ) -> str:
     """Changed files as the judge reads them: each with its size and how it begins now.
 
     ``copies``: changed files that hold an input's text (see `copied_inputs`), said beside them;
-    ``unsourced``: those holding a number nothing shows (see `unsourced_numbers`), likewise.
+    ``unsourced``: those holding a number nothing shows (see `unsourced_numbers`), likewise;
+    ``originals``: what files held when the run began (see `file_originals`), for the lines
+    the run changed in them.
     """
     if not paths:
         return "none"
@@ -194,6 +202,11 @@ def describe_files(
     for path in paths[:FILES_SHOWN]:
         try:
             line = _describe_file(space, path, absent="no longer there")
+            rel = workspace_path(space, path)
+            before = (originals or {}).get(rel or "")
+            now = _file_text(space, rel) if rel and before is not None else None
+            if before is not None and now is not None:
+                line += f", {_changes_since(before, now)}"
         except WorkspaceError:
             line = f"{path} (no longer there)"
         if copies and path in copies:
@@ -219,6 +232,53 @@ def _describe_file(
     text = data.decode("utf-8", errors="replace")
     more = "..." if size > len(data) else ""
     return f"{path} ({size} bytes, now {text!r}{more})"
+
+
+def file_originals(request: str, context: Context) -> dict[str, str]:
+    """What the files the request names hold before any work, by workspace path.
+
+    Files up to `ORIGINAL_BYTES`; the judge is then told which lines the run changed in them.
+    Traced on the 1.5B model: asked to add a setting to the [server] section of app.ini, it
+    wrote the file whole with a new [timeout] section at its end, and its judge, shown the
+    file's first 160 characters now, called the setting added.
+    """
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    kept: dict[str, str] = {}
+    for name in named_files(request)[:FILES_SHOWN]:
+        rel = workspace_path(space, name)
+        try:
+            data, size = space.read_bytes(space.relative(name), ORIGINAL_BYTES)
+        except (OSError, WorkspaceError):
+            continue  # not there yet, a folder, or outside the workspace
+        if rel and size <= ORIGINAL_BYTES and b"\x00" not in data:
+            kept[rel] = data.decode("utf-8", errors="replace").strip()
+    return kept
+
+
+def _changes_since(original: str, now: str) -> str:
+    """The lines a run changed in a file, in words: what it added, removed or replaced."""
+    before, after = original.splitlines(), now.splitlines()
+    changes = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after).get_opcodes():
+        old, new = _lines(before[i1:i2]), _lines(after[j1:j2])
+        if op == "insert":
+            where = f"after {before[i1 - 1]!r}" if i1 else "at the start"
+            changes.append(f"added {new} {where}")
+        elif op == "delete":
+            changes.append(f"removed {old}")
+        elif op == "replace":
+            changes.append(f"replaced {old} with {new}")
+    if not changes:
+        return "the same lines as when the run began"
+    extra = len(changes) - CHANGES_SHOWN
+    more = f", and {extra} more changes" if extra > 0 else ""
+    return "since the run began: " + "; ".join(changes[:CHANGES_SHOWN]) + more
+
+
+def _lines(lines: Sequence[str], shown: int = 4) -> str:
+    quoted = ", ".join(repr(line) for line in lines[:shown])
+    more = f" and {len(lines) - shown} more" if len(lines) > shown else ""
+    return f"line{'s' if len(lines) > 1 else ''} {quoted}{more}"
 
 
 def workspace_files(context: Context, tools: Mapping[str, BaseTool]) -> str:

@@ -23,6 +23,7 @@ from phasegraph.nodes.deps import (
     Deps,
     context_of,
     current_phase,
+    is_last_phase,
     phase_allowed_tools,
     phase_window,
     run_results,
@@ -215,7 +216,7 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
         written, state["request"], context, so_far, available, read, checks
     )
     facts = prompts.JUDGE_FACTS.format(
-        files=describe_files(changed, context, copies, unsourced),
+        files=describe_files(changed, context, copies, unsourced, state.get("originals")),
         workspace=workspace_files(context, available),
         named=request_files(state["request"], context, available),
         checks=prompts.PHASE_CHECKS.format(checks=check_lines(owned)) if owned else "",
@@ -226,6 +227,14 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     # timeout.txt was not found; the second round wrote it, the facts said it held the value,
     # and the judge, shown the first verdict, repeated it word for word at 0 %. Without it, it
     # called the phase done.
+
+    # Traced on the 1.5B model: the one phase of "add timeout = 30 to the [server] section of
+    # app.ini" was "Read app.ini ... to check if the setting is already present", and its judge,
+    # shown that goal alone, called a file with a new [timeout] section done. The last phase's
+    # judge decides whether the work is, so it is shown the work's goal unless its own says it.
+    core_goal = str((state.get("structured_request") or {}).get("core_goal") or "")
+    last = is_last_phase(state, phase) and core_goal and not phase["goal"].startswith(core_goal)
+    work_goal = prompts.JUDGE_WORK_GOAL.format(core_goal=core_goal) if last else ""
 
     def render(limit: int) -> str:
         shown = [
@@ -239,6 +248,7 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
             for r in results
         ]
         return prompts.JUDGE_USER.format(
+            work_goal=work_goal,
             phase_goal=phase["goal"],
             phase_name=phase["name"],
             phase_id=phase["id"],
@@ -282,7 +292,7 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     hold_to_sources(judgement, copies, state["request"])
     named = (state.get("structured_request") or {}).get("files_to_write") or []
     to_write = resolved_paths(named, context)
-    last_phase = state["phase_index"] + 1 >= len(state["phases"])
+    last_phase = is_last_phase(state, phase)
     hold_to_named_files(judgement, to_write, resolved_paths(written, context), last_phase)
     # only where the phase could run them: a user's own command tools declare nothing
     runners = [

@@ -272,6 +272,8 @@ class State(TypedDict, total=False):
     """Questions asked of the person and their answers, in order."""
     checks: list[CheckRecord]
     """Every check with its owner and latest result (the caller's as given until analysed)."""
+    originals: dict[str, str]
+    """What the files the request names held when the run began (small ones), by path."""
     phases: list[dict[str, Any]]
     """The phase list (dumped `Phase`s); replans replace the part from `phase_index` on."""
     execution_strategy: str
