@@ -112,3 +112,47 @@ def test_a_forked_child_opens_its_own_connection(tmp_path: Path) -> None:
     assert child.exitcode == 0
     db.execute("INSERT INTO t VALUES ('parent')")
     assert sorted(db.execute("SELECT x FROM t")) == [("child",), ("parent",)]
+
+
+def test_the_thread_index_holds_the_state_a_run_ended_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Written from the values the stream carried (no read back), or read when it carried none."""
+    from phasegraph import Context, ScriptedChatModel, build_graph, resume
+    from phasegraph.graph.builder import PhaseGraph
+    from phasegraph.storage.thread_index import index_for
+
+    from scripts import ToolLog, make_script, make_tools
+
+    reads: list[str] = []
+    real = PhaseGraph.get_state
+
+    def get_state(self: PhaseGraph, config: Any, **kwargs: Any) -> Any:
+        reads.append(config["configurable"]["thread_id"])
+        return real(self, config, **kwargs)
+
+    monkeypatch.setattr(PhaseGraph, "get_state", get_state)
+    with SqliteSaver.from_conn_string(str(tmp_path / "threads.sqlite")) as saver:
+        graph = build_graph(
+            model=ScriptedChatModel(script=make_script()),
+            tools=make_tools(ToolLog()),
+            checkpointer=saver,
+        )
+        runs: dict[str, Any] = {
+            "invoked": lambda c: graph.invoke({"request": "go"}, c),
+            "streamed": lambda c: list(graph.stream({"request": "go"}, c, stream_mode="updates")),
+            "paused": lambda c: graph.invoke({"request": "go"}, c, context=Context(review="plan")),
+        }
+        for thread_id, run in runs.items():
+            config: Any = {"configurable": {"thread_id": thread_id}}
+            reads.clear()
+            run(config)
+            values = real(graph, config).values
+            row = index_for(database_of(saver)).get(thread_id)  # type: ignore[arg-type]
+            assert row is not None and row.status == values["status"]
+            assert row.steps == values["step_count"] and row.request == "go"
+            # the start's check reads the thread; only the updates stream reads it at the end
+            assert len(reads) == (2 if thread_id == "streamed" else 1)
+        resume(graph, {"configurable": {"thread_id": "paused"}}, {"action": "approve"})
+        row = index_for(database_of(saver)).get("paused")  # type: ignore[arg-type]
+        assert row is not None and row.status == "completed"
