@@ -187,3 +187,31 @@ def test_expr_computes_and_its_operands_are_not_paths(tmp_path: Path) -> None:
     assert tools["run_command"].invoke({"argv": ["expr", "6", "/", "2"]}).endswith("\n3\n")
     with pytest.raises(WorkspaceError, match="absolute path"):  # where it is a path, it is one
         tools["run_command"].invoke({"argv": ["ls", "/"]})
+
+
+def test_a_bare_name_where_a_path_is_asked_for_is_not_done(tmp_path: Path) -> None:
+    # with the caller's check "answer.txt contains dates.py", the 1.5B model wrote "dates.py"
+    # without a search and its judge called it done; the file is src/util/dates.py
+    (tmp_path / "src" / "util").mkdir(parents=True)
+    (tmp_path / "src" / "util" / "dates.py").write_text("def parse_date(text):\n    pass\n")
+    bare = round_plan(("w", "write_file", {"path": "answer.txt", "content": "dates.py"}))
+    whole = round_plan(("w2", "write_file", {"path": "answer.txt", "content": "src/util/dates.py"}))
+    steps = {
+        "request_analyser": [{**ANALYSIS, "files_to_write": ["answer.txt"]}],
+        "phase_planner": [{"phases": [phase("p1", rounds=2)], "execution_strategy": "one"}],
+        "plan_tool_call": [bare, whole],
+        "judge_tasks": [DONE, DONE],
+    }
+    request = "Find the file that defines parse_date and write its path to answer.txt."
+    out, model = run(tmp_path, steps, request, ["contains:answer.txt:dates.py"])
+    first, second = (r["judgement"] for r in out["rounds"])
+    said = "'dates.py' is not a path in the workspace (a file of that name: src/util/dates.py)"
+    assert first["overridden"] == f"answer.txt holds {said}: the request asks for a path"
+    assert f"answer.txt (8 bytes, now 'dates.py'), {said}" in str(
+        model.calls_of("judge_tasks")[0][-1].content
+    )
+    assert "overridden" not in second and out["status"] == "completed"
+    # asked for its name, the name is the answer
+    (tmp_path / "answer.txt").unlink()
+    out, _ = run(tmp_path, {**steps, "plan_tool_call": [bare]}, request.replace("path", "name"))
+    assert out["status"] == "completed" and out["rounds"][0]["judgement"]["phase_completed"]

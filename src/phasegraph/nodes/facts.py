@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from itertools import islice
@@ -43,6 +44,11 @@ COPY_COMPARED_BYTES = 65_536
 UNSOURCED = "a number that no input, no tool output and not the request shows"
 
 FILE_KINDS = ("exists", "contains", "matches")
+
+
+def not_a_path(name: str, found: Sequence[str]) -> str:
+    """What code says of a file name that is no path in the workspace (see `misplaced_names`)."""
+    return f"{name!r} is not a path in the workspace (a file of that name: {', '.join(found)})"
 #: How prompts name a ``matches`` check's pattern, which they never quote (see `in_words`).
 SAID_BY_EXPRESSION = "code checks it with a regular expression"
 
@@ -187,13 +193,15 @@ def describe_files(
     copies: Mapping[str, str] | None = None,
     unsourced: Mapping[str, str] | None = None,
     originals: Mapping[str, str] | None = None,
+    misplaced: Mapping[str, tuple[str, list[str]]] | None = None,
 ) -> str:
     """Changed files as the judge reads them: each with its size and how it begins now.
 
     ``copies``: changed files that hold an input's text (see `copied_inputs`), said beside them;
     ``unsourced``: those holding a number nothing shows (see `unsourced_numbers`), likewise;
     ``originals``: what files held when the run began (see `file_originals`), for the lines
-    the run changed in them.
+    the run changed in them; ``misplaced``: those naming a file where it is not (see
+    `misplaced_names`).
     """
     if not paths:
         return "none"
@@ -213,6 +221,8 @@ def describe_files(
             line += f", the same text as {copies[path]}"
         if unsourced and path in unsourced:
             line += f", {UNSOURCED}"
+        if misplaced and path in misplaced:
+            line += f", {not_a_path(*misplaced[path])}"
         lines.append(line)
     if len(paths) > FILES_SHOWN:
         lines.append(f"and {len(paths) - FILES_SHOWN} more")
@@ -555,6 +565,44 @@ def unsourced_numbers(
         if not any(number.search(text) for text in [*given, *shown]):
             unsourced[path] = digits
     return unsourced
+
+
+#: Workspace entries walked when looking for a file by its name; a larger tree is not searched.
+NAME_SEARCH_ENTRIES = 2_000
+
+
+def misplaced_names(changed: Sequence[str], context: Context) -> dict[str, tuple[str, list[str]]]:
+    """Changed files that hold a file's name where it is not: the name, and where such files are.
+
+    A file holds one file name which is no path in the workspace, though a file of that name
+    is there elsewhere (up to 3 are given). Traced on the 1.5B model, with the caller's check
+    "answer.txt contains dates.py": asked to find the file that defines a function and write
+    its path to answer.txt, it wrote "dates.py" in its first round without a search, the check
+    passed, and its judge called it done; the file is src/util/dates.py.
+    """
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    names: dict[str, str] = {}
+    for rel, path in _written(changed, space).items():
+        held = _file_text(space, rel) or ""
+        if _FILE_NAME.fullmatch(held) and not _exists(space, held):
+            names[path] = held
+    if not names:
+        return {}
+    found: dict[str, list[str]] = {}
+    for entry in islice(space.walk("."), NAME_SEARCH_ENTRIES):
+        found.setdefault(PurePosixPath(entry).name, []).append(entry)
+    return {
+        path: (name, found[PurePosixPath(name).name][:3])
+        for path, name in names.items()
+        if PurePosixPath(name).name in found
+    }
+
+
+def _exists(space: Workspace, path: str) -> bool:
+    try:
+        return os.path.lexists(space.real_root / space.relative(path))
+    except WorkspaceError:
+        return False
 
 
 def _same_text(source: str, held: str) -> bool:

@@ -35,6 +35,7 @@ from phasegraph.nodes.facts import (
     copied_inputs,
     describe_files,
     evaluate_checks,
+    misplaced_names,
     owned_checks,
     programs_run,
     programs_written_after,
@@ -53,6 +54,7 @@ from phasegraph.nodes.overrule import (
     hold_to_evidence,
     hold_to_named_commands,
     hold_to_named_files,
+    hold_to_paths,
     hold_to_sources,
     hold_to_writes,
 )
@@ -215,8 +217,11 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     unsourced = unsourced_numbers(
         written, state["request"], context, so_far, available, read, checks
     )
+    misplaced = misplaced_names(written, context)
     facts = prompts.JUDGE_FACTS.format(
-        files=describe_files(changed, context, copies, unsourced, state.get("originals")),
+        files=describe_files(
+            changed, context, copies, unsourced, state.get("originals"), misplaced
+        ),
         workspace=workspace_files(context, available),
         named=request_files(state["request"], context, available),
         checks=prompts.PHASE_CHECKS.format(checks=check_lines(owned)) if owned else "",
@@ -301,6 +306,7 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
         if runs_programs(available.get(name))
     ]
     hold_to_evidence(judgement, unsourced, last_phase, runners)
+    hold_to_paths(judgement, misplaced, state["request"], last_phase)
     ran = programs_run(so_far, available)
     by_round = [*(record["results"] for record in state.get("rounds") or []), results]
     hold_to_named_commands(

@@ -17,7 +17,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from phasegraph.nodes.facts import UNSOURCED, in_words, writes_files
+from phasegraph.nodes.facts import UNSOURCED, in_words, not_a_path, writes_files
 from phasegraph.state import CheckRecord, TaskResult
 
 #: The least completion rate at which a judge's "phase completed" is taken.
@@ -121,6 +121,30 @@ def hold_to_evidence(
             + ": worked out without a tool, it is not known to be right; get it from a tool "
             f"whose output shows it (a program that counts or computes, with {runners[0]}), "
             "then write that",
+        )
+
+
+#: Words by which a request asks for a file's path, not only its name.
+ASKS_FOR_A_PATH = re.compile(r"\bpaths?\b", re.I)
+
+
+def hold_to_paths(
+    judgement: dict[str, Any],
+    misplaced: Mapping[str, tuple[str, list[str]]],
+    request: str,
+    last_phase: bool,
+) -> None:
+    """Override a last phase called done on a path the request asks for that leads nowhere.
+
+    See `facts.misplaced_names`: asked to write the path of the file that defines a function,
+    the 1.5B model wrote its bare name, which the caller's check "contains dates.py" passed.
+    A request that asks for a name, not a path, gets the name.
+    """
+    if last_phase and misplaced and ASKS_FOR_A_PATH.search(request) and _claims_done(judgement):
+        _overrule(
+            judgement,
+            "; ".join(f"{path} holds {not_a_path(*held)}" for path, held in misplaced.items())
+            + ": the request asks for a path",
         )
 
 
