@@ -156,11 +156,11 @@ def test_the_last_wave_hands_over_to_the_judge_without_another_execute() -> None
         checkpointer=InMemorySaver(),
     )
     order = node_order(graph, {"configurable": {"thread_id": "w"}}, Context(max_parallel=8))
-    start = order.index("plan")
-    # Wave 1 (t0, t1) leaves the plan's super-step (see nodes.round_start) and has a task waiting
-    # for it, so execute runs again; wave 2 (t2) is the last and goes straight to the judge.
-    assert order[start : order.index("judge") + 1] == [
-        "plan", "run_task", "run_task", "execute", "run_task", "judge"
+    # Wave 1 (t0, t1) leaves the first plan's super-step (the analysis's, see nodes.round_start)
+    # and has a task waiting for it, so execute runs again; wave 2 (t2) is the last and goes
+    # straight to the judge.
+    assert order[: order.index("judge") + 1] == [
+        "analyse", "run_task", "run_task", "execute", "run_task", "judge"
     ]  # fmt: skip
     assert sorted(log) == ["t0", "t1", "t2"]
 

@@ -39,7 +39,15 @@ class TestAfterAnalyse:
         assert routing.route_after_analyse(s) == "human_review"
 
     def test_no_clarification_goes_to_phase_plan(self) -> None:
-        assert routing.route_after_analyse(state()) == "phase_plan"
+        assert routing.route_after_analyse(state(phases=[])) == "phase_plan"
+
+    def test_phases_planned_in_the_same_step_go_where_the_phase_plan_sends(self) -> None:
+        # the graph's analyse node plans the phases too (nodes.round_start)
+        review = state(pending_review={"kind": "plan_review"}, round_seq=0)
+        assert routing.route_after_analyse(review) == "human_review"
+        assert routing.route_after_analyse(state(round_seq=0)) == "plan"
+        planned = state(round_seq=1, current_plan={"tasks": [{"id": "t1"}]})
+        assert routing.route_after_analyse(planned) == "execute"
 
     def test_failed_analysis_summarizes(self) -> None:
         assert routing.route_after_analyse(state(stop_reason="stage_failed")) == "summarize"
@@ -58,6 +66,16 @@ class TestAfterPhasePlan:
 
     def test_error_summarizes(self) -> None:
         assert routing.route_after_phase_plan(state(stop_reason="error")) == "summarize"
+
+    def test_a_first_round_planned_in_the_same_step_goes_where_the_plan_sends(self) -> None:
+        # the graph's phase_plan node plans the first round too (nodes.round_start)
+        planned = state(round_seq=1, dispatch=[{"task": {"id": "t1"}}])
+        sent = routing.route_after_phase_plan(planned)
+        assert isinstance(sent, list) and [s.node for s in sent] == ["run_task"]
+        # a first plan that came to nothing ended its phase: the next one is planned
+        ended = state(round_seq=0, current_plan=None, phase_outcomes=[{"phase_id": "p1"}])
+        assert routing.route_after_phase_plan(ended | {"phase_index": 1}) == "plan"
+        assert routing.route_after_phase_plan(ended | {"phase_index": 2}) == "summarize"
 
 
 class TestAfterPlan:
@@ -99,6 +117,11 @@ class TestAfterPlan:
 
 
 class TestAfterJudge:
+    def test_a_summary_written_in_the_same_step_ends_the_run(self) -> None:
+        # the graph's judge node writes the summary when it is next (nodes.round_start)
+        s = state(**SPENT, stop_reason="budget", final_summary="# Summary")
+        assert routing.route_after_judge(s) == "__end__"
+
     def test_rule1_budget_spent_wins_over_everything(self) -> None:
         s = state(
             **SPENT,

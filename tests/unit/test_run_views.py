@@ -177,3 +177,32 @@ def test_a_judge_step_that_also_planned_is_split_between_judge_and_plan() -> Non
     )
     # a judge step that planned nothing is the judge's alone
     assert _split(["judge"], before, after, use, 0.6) == [("judge", use, 0.6, 1)]
+    # a judge step that wrote the summary: the rest is the summary's, in no round
+    summed = after | {"final_summary": "# Summary", "round_seq": 1}
+    (_, jused, _, _), (stage, sused, ssec, sround) = _split(
+        ["judge"], before | {"final_summary": None}, summed, grown, 2.0
+    )
+    assert jused == use and (stage, ssec, sround) == ("summarize", 1.5, None)
+    assert sused == {"step_count": 3, "llm_calls": 3, "prompt_tokens": 30, "completion_tokens": 15}
+
+
+def test_an_analysis_step_that_also_planned_is_split_by_stage() -> None:
+    # the graph's analyse node plans the phases and the first round in its step
+    # (nodes.round_start), and says what each stage but the last spent
+    zero = {"step_count": 0, "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    analysed = {"stage": "analyse", **zero, "llm_calls": 1, "prompt_tokens": 7, "seconds": 0.2}
+    planned = {"stage": "phase_plan", **zero, "step_count": 1, "llm_calls": 1, "seconds": 0.3}
+    after = {"round_seq": 1, "chained_use": [analysed, planned, {"stage": "plan"}]}
+    grown = {"step_count": 2, "llm_calls": 3, "prompt_tokens": 20, "completion_tokens": 0}
+    parts = _split(["analyse"], {}, after, grown, 1.0)
+    assert [(name, use["llm_calls"], round_seq) for name, use, _, round_seq in parts] == [
+        ("analyse", 1, None),
+        ("phase_plan", 1, None),
+        ("plan", 1, 1),
+    ]
+    assert [round(took, 3) for _, _, took, _ in parts] == [0.2, 0.3, 0.5]
+    assert parts[2][1] == {"step_count": 1, "llm_calls": 1, "prompt_tokens": 13} | {
+        "completion_tokens": 0
+    }
+    # a later step (a review answered, say) keeps the value but did not write it
+    assert _split(["human_review"], after, after, zero, 1.0)[0][0] == "human_review"

@@ -31,10 +31,8 @@ from langgraph.types import Command
 from phasegraph.context import MAX_STEPS_LIMIT, Context
 from phasegraph.errors import ThreadPausedError, ThreadStateError, redact
 from phasegraph.nodes import (
-    analyse,
     execute,
     human_review,
-    phase_plan,
     replan,
     round_start,
     routing,
@@ -338,13 +336,15 @@ def build_graph(
     builder = StateGraph(State, context_schema=Context, input_schema=InputState)
     # LangGraph injects the NodeError by the parameter's type; its typing has no such protocol.
     builder.set_node_defaults(error_handler=cast(Any, on_node_error))
-    builder.add_node("analyse", _bind(analyse.analyse, deps))
-    builder.add_node("phase_plan", _bind(phase_plan.phase_plan, deps))
+    # analyse, then the phase plan, the first plan and its wave in the same super-step, when
+    # nothing waits between them (see nodes.round_start); phase_plan likewise
+    builder.add_node("analyse", _bind(round_start.analyse_round, deps))
+    builder.add_node("phase_plan", _bind(round_start.phase_plan_round, deps))
     # plan, then execute's first wave in the same super-step (see nodes.round_start)
     builder.add_node("plan", _bind(round_start.plan_round, deps))
     builder.add_node("execute", _bind(execute.execute, deps))
     builder.add_node("run_task", _bind(run_task.run_task, deps), input_schema=TaskInput)
-    # judge, then the next round's plan and first wave in the same super-step (round_start)
+    # judge, then the next round's plan and first wave, or the summary, in the same super-step
     builder.add_node("judge", _bind(round_start.judge_round, deps))
     builder.add_node("replan", _bind(replan.replan, deps))
     builder.add_node("human_review", _bind(_human_review, deps))

@@ -3,25 +3,32 @@
 A round is plan -> execute -> run_task... -> judge, and after the judge, usually, the next plan.
 Every LangGraph super-step costs a checkpoint and a saved write of its node's result, which
 ``bench`` measured as most of phasegraph's overhead per tool action; the steps from planning to
-dispatching and from judging to the next plan wait for no tool and no person. So:
+dispatching, from judging to the next plan or to the summary, and from the analysis to the first
+round wait for no tool and no person. So:
 
 - the graph's ``plan`` node (`plan_round`) runs `plan` and, when the round goes on to
   `execute`, `execute` on the planned state: the first wave's tasks go straight to `run_task`;
 - the graph's ``judge`` node (`judge_round`) runs `judge` and, when the run goes on to `plan`
-  (SPEC section 2, rules 3 and 6), `plan_round` on the judged state.
+  (SPEC section 2, rules 3 and 6), `plan_round` on the judged state; when it goes on to
+  `summarize`, `summarize`;
+- the graph's ``analyse`` node (`analyse_round`) runs `analyse` and, when the run goes on to
+  `phase_plan`, `phase_plan_round`: the phase plan and, when no review waits, the first round's
+  plan and wave.
 
 A round then takes two checkpoints, as a ReAct loop's model call and tool call do. The same
 functions run on the same state, in the same order, with the same progress events; `execute`
-still makes every later wave and resumes a round after a tool-permission review, and `plan`
-still plans after the phase plan, a replan or a review, each as its own node. Should a chained
-stage raise, the stage before it is kept and the graph runs the failing one again as its own
-node, where an error is recorded under that node's name.
+still makes every later wave and resumes a round after a tool-permission review, and `plan`,
+`phase_plan` and `summarize` still run as their own nodes wherever the graph goes to them
+otherwise (after a review, a replan, an error). Should a chained stage raise, the stage before
+it is kept and the graph runs the failing one again as its own node, where an error is recorded
+under that node's name. A step that ran several stages keeps what each spent (``judge_use`` in
+the judged round, ``chained_use`` from the analysis), so `report.history` still tells them apart.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any, get_type_hints
 
@@ -30,25 +37,58 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from phasegraph.context import Context
-from phasegraph.nodes import execute, judge, plan, routing
+from phasegraph.nodes import analyse, execute, judge, phase_plan, plan, routing, summarize
 from phasegraph.nodes.deps import Deps
 from phasegraph.state import State
 from phasegraph.state.state import STAGE_COUNTERS
 
 Reducer = Callable[[Any, Any], Any]
+Stage = Callable[[State, Runtime[Context], Deps], Any]
+
+
+def analyse_round(state: State, runtime: Runtime[Context], deps: Deps) -> Any:
+    """Analyse the request; if the run goes on to `phase_plan`, plan the phases (and on) too."""
+    started = time.monotonic()
+    update = analyse.analyse(state, runtime, deps)
+    return then(
+        state,
+        update,
+        routing.route_after_analyse,
+        {"phase_plan": phase_plan_round},
+        runtime,
+        deps,
+        spent=("analyse", started),
+    )
+
+
+def phase_plan_round(state: State, runtime: Runtime[Context], deps: Deps) -> Any:
+    """Plan the phases; if the run goes on to `plan`, plan the first round (and its wave) too."""
+    started = time.monotonic()
+    update = phase_plan.phase_plan(state, runtime, deps)
+    return then(
+        state,
+        update,
+        routing.route_after_phase_plan,
+        {"plan": plan_round},
+        runtime,
+        deps,
+        spent=("phase_plan", started),
+    )
 
 
 def plan_round(state: State, runtime: Runtime[Context], deps: Deps) -> Any:
     """Plan the round; if it goes on to `execute`, dispatch its first wave too."""
     update = plan.plan(state, runtime, deps)
-    return then(state, update, routing.route_after_plan, "execute", execute.execute, runtime, deps)
+    return then(
+        state, update, routing.route_after_plan, {"execute": execute.execute}, runtime, deps
+    )
 
 
 def judge_round(state: State, runtime: Runtime[Context], deps: Deps) -> Any:
-    """Judge the round; if the run goes on to `plan`, plan the next round (and its wave) too.
+    """Judge the round; then the next round's plan (and its wave), or the summary, if it is next.
 
     The judged round keeps what its judge spent (``judge_use``), so a report still tells the
-    judge's use and time from the next plan's (`report.history`).
+    judge's use and time from the next plan's or the summary's (`report.history`).
     """
     started = time.monotonic()
     update = judge.judge(state, runtime, deps)
@@ -56,34 +96,61 @@ def judge_round(state: State, runtime: Runtime[Context], deps: Deps) -> Any:
         use: dict[str, float] = {key: update.get(key, 0) for key in STAGE_COUNTERS}
         for record in update.get("rounds", []):
             record["judge_use"] = use | {"seconds": round(time.monotonic() - started, 3)}
-    return then(state, update, routing.route_after_judge, "plan", plan_round, runtime, deps)
+    return then(
+        state,
+        update,
+        routing.route_after_judge,
+        {"plan": plan_round, "summarize": summarize.summarize},
+        runtime,
+        deps,
+        spent=("judge", started),
+    )
 
 
 def then(
     state: State,
     update: Any,
     route: Callable[[State], Any],
-    goes_to: str,
-    stage: Callable[[State, Runtime[Context], Deps], Any],
+    stages: Mapping[str, Stage],
     runtime: Runtime[Context],
     deps: Deps,
+    *,
+    spent: tuple[str, float] | None = None,
 ) -> Any:
-    """``update``, followed by ``stage`` on the state after it when ``route`` goes to it there.
+    """``update``, followed by the stage ``route`` goes to on the state after it, if in ``stages``.
 
-    Should ``stage`` raise, ``update`` is kept: the graph routes to that stage's own node, which
+    Should that stage raise, ``update`` is kept: the graph routes to that stage's own node, which
     runs it again and, should it fail again, records the error under its name, as before.
+    ``spent``: the name of the stage that made ``update`` and when it started; the chained step
+    then keeps what each of its stages spent in ``chained_use`` (see `report.history`).
     """
     if not isinstance(update, dict):
         return update
     after = advanced(state, update)
-    if route(after) != goes_to:
+    goes_to = route(after)
+    stage = stages.get(goes_to) if isinstance(goes_to, str) else None
+    if stage is None:
         return update
+    use = None
+    if spent is not None:
+        name, started = spent
+        use = {"stage": name} | {key: update.get(key, 0) for key in STAGE_COUNTERS}
+        use["seconds"] = round(time.monotonic() - started, 3)
     try:
         more = stage(after, runtime, deps)
     except Exception:
         return update
     parts = [c.update if isinstance(c, Command) else c for c in _as_list(more)]
-    return chained([update, *(p for p in parts if isinstance(p, dict))])
+    updates = [update, *(p for p in parts if isinstance(p, dict))]
+    if use is not None:
+        # the stages chained after this one have said what they spent (or are the last)
+        later: list[list[dict[str, Any]]] = [
+            u["chained_use"] for u in updates[1:] if u.get("chained_use")
+        ]
+        uses = [use, *(later[-1] if later else [{"stage": goes_to}])]
+        updates = [{k: v for k, v in u.items() if k != "chained_use"} for u in updates]
+        updates[0]["chained_use"] = uses
+    return chained(updates)
 
 
 def _as_list(value: Any) -> list[Any]:

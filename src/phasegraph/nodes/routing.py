@@ -4,6 +4,8 @@ Every router first sends a run that has a stop reason (an error, a failed stage,
 replan that declared the work done) to ``summarize``: a run always ends there. The budget is
 checked before every ``plan`` and ``replan`` (SPEC section 3): once spent, the run summarizes.
 Routers read only the state, so ``update_state(..., as_node=...)`` routes exactly as a run does.
+A node that ran the stages after its own in the same super-step (`nodes.round_start`) is routed
+where the last of them would be: its state says how far it got.
 """
 
 from __future__ import annotations
@@ -31,22 +33,48 @@ def _replan_or_summarize(state: State) -> Literal["replan", "summarize"]:
     return "summarize" if budget_spent(state) else "replan"
 
 
-def route_after_analyse(state: State) -> Literal["human_review", "phase_plan", "summarize"]:
-    """Clarification needed (and a person to ask) -> human_review; else phase_plan."""
+def route_after_analyse(
+    state: State,
+) -> Literal["human_review", "phase_plan", "summarize", "plan", "execute", "judge"] | list[Send]:
+    """Clarification needed (and a person to ask) -> human_review; else phase_plan.
+
+    When the graph's analyse node has planned the phases already (`nodes.round_start`), the
+    run goes where the phase plan would send it: the analysis alone leaves no phases.
+    """
     if _must_stop(state):
         return "summarize"
     if state.get("pending_review"):
         return "human_review"
+    if state.get("phases") and not state.get("rounds"):
+        return route_after_phase_plan(state)
     return "summarize" if budget_spent(state) else "phase_plan"
 
 
-def route_after_phase_plan(state: State) -> Literal["human_review", "plan", "summarize"]:
-    """Plan review on -> human_review; else plan."""
+def route_after_phase_plan(
+    state: State,
+) -> Literal["human_review", "plan", "summarize", "execute", "judge"] | list[Send]:
+    """Plan review on -> human_review; else plan.
+
+    When the graph's phase_plan node has planned the first round already (`nodes.round_start`),
+    the run goes where the plan would send it: only a plan makes a round, or ends a phase.
+    """
     if _must_stop(state):
         return "summarize"
     if state.get("pending_review"):
         return "human_review"
+    if _first_round_planned(state):
+        return route_after_plan(state)
     return _plan_or_summarize(state)
+
+
+def _first_round_planned(state: State) -> bool:
+    """Whether the first plan was made and nothing judged yet: a round, or a phase ended short.
+
+    Only the graph's phase_plan (or analyse) node makes it so in the step that planned the
+    phases; a later edit of the state as either node finds judged rounds and goes to plan.
+    """
+    made = state.get("round_seq", 0) > 0 or bool(state.get("phase_outcomes"))
+    return made and not state.get("rounds")
 
 
 def route_after_plan(
@@ -92,14 +120,23 @@ def route_after_run_task(state: State) -> Literal["execute", "judge"]:
     return "judge" if state.get("last_wave") else "execute"
 
 
+#: Statuses of a run that has not ended: a summary left from an earlier end is not this run's.
+_UNDER_WAY = ("running", "awaiting_review")
+
+
 def route_after_judge(
     state: State,
-) -> Literal["summarize", "human_review", "plan", "replan", "execute", "judge"] | list[Send]:
+) -> (
+    Literal["summarize", "human_review", "plan", "replan", "execute", "judge", "__end__"]
+    | list[Send]
+):
     """SPEC section 2, after judge: the first rule that holds wins.
 
     When the graph's judge node has planned the next round already (`nodes.round_start`), the
-    run goes where the plan would send it.
+    run goes where the plan would send it; when it has written the summary, the run has ended.
     """
+    if state.get("final_summary") is not None and state.get("status") not in _UNDER_WAY:
+        return "__end__"  # LangGraph's END: the judge's step wrote the summary
     if _must_stop(state):
         return "summarize"
     # a pause the next round's first wave asked for goes by rules 1 and 2, as after execute

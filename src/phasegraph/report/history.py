@@ -73,7 +73,7 @@ def history_of(snapshots: list[StateSnapshot]) -> dict[str, Any]:
             continue  # time spent waiting for a person is no stage's work
         for stage, use, took, round_seq in _split(names, a, b, grown, seconds):
             _add(stages, stage, use, took)
-            if set(names) <= ROUND_NODES and round_seq:
+            if set(stage.split("+")) <= ROUND_NODES and round_seq:
                 key = str(round_seq)
                 round_seconds[key] = round_seconds.get(key, 0.0) + took
         if "replan" in names:
@@ -108,22 +108,52 @@ def _split(
 ) -> list[tuple[str, dict[str, int], float, Any]]:
     """A super-step's use and time, by stage, each with the round it belongs to.
 
-    The graph's judge node may plan the next round in the same step (`nodes.round_start`);
-    the judged round says what its judge spent, and anything more is the next plan's (also a
-    plan that came to nothing, which leaves the round number as it was).
+    The graph's analyse, phase_plan and judge nodes may run the stages after theirs in the same
+    step (`nodes.round_start`), and then say what each but the last spent (``chained_use``);
+    the last has the rest. A thread from before ``chained_use`` has a judge's use in the round
+    it judged (``judge_use``), and anything more is the next plan's (also a plan that came to
+    nothing, which leaves the round number as it was) or the summary's.
     """
+    chain = b.get("chained_use") or []
+    if len(names) == 1 and chain and chain != a.get("chained_use") and chain[0]["stage"] in names:
+        return _split_chain(chain, grown, seconds, a, b)
     judged = (b.get("rounds") or [{}])[-1]
     use = judged.get("judge_use")
+    summarized = b.get("final_summary") is not None and a.get("final_summary") is None
     planned = use and any(grown[key] > int(use.get(key, 0)) for key in COUNTERS)
-    if names != ["judge"] or not planned:
+    if names != ["judge"] or not use or not (planned or summarized):
         return [("+".join(names), grown, seconds, b.get("round_seq"))]
     mine = {key: min(grown[key], int(use.get(key, 0))) for key in COUNTERS}
     rest = {key: grown[key] - mine[key] for key in COUNTERS}
     took = min(seconds, float(use.get("seconds", 0.0)))
+    after = ("summarize", None) if summarized else ("plan", b.get("round_seq"))
     return [
         ("judge", mine, took, judged.get("round_seq")),
-        ("plan", rest, seconds - took, b.get("round_seq")),
+        (after[0], rest, seconds - took, after[1]),
     ]
+
+
+def _split_chain(
+    chain: list[dict[str, Any]],
+    grown: dict[str, int],
+    seconds: float,
+    a: Mapping[str, Any],
+    b: Mapping[str, Any],
+) -> list[tuple[str, dict[str, int], float, Any]]:
+    """A step of chained stages: each but the last as it said, the rest the last's.
+
+    A judge's part belongs to the round it judged, the one current before the step.
+    """
+    parts: list[tuple[str, dict[str, int], float, Any]] = []
+    left, time_left = dict(grown), seconds
+    for said in chain[:-1]:
+        mine = {key: min(left[key], int(said.get(key, 0))) for key in COUNTERS}
+        took = min(time_left, float(said.get("seconds", 0.0)))
+        judged = a.get("round_seq") if said["stage"] == "judge" else None
+        parts.append((str(said["stage"]), mine, took, judged))
+        left = {key: left[key] - mine[key] for key in COUNTERS}
+        time_left -= took
+    return [*parts, (str(chain[-1]["stage"]), left, time_left, b.get("round_seq"))]
 
 
 def _seconds(start: str | None, end: str | None) -> float:

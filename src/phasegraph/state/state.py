@@ -117,7 +117,7 @@ class RoundRecord(TypedDict):
     judgement: dict[str, Any]
     """The normalised `Judgement`."""
     judge_use: NotRequired[dict[str, float]]
-    """Its judge's steps, model calls, tokens and seconds, when the next plan shared its step."""
+    """Its judge's steps, model calls, tokens and seconds, when the next stage shared its step."""
 
 
 class PhaseOutcome(TypedDict):
@@ -342,3 +342,6 @@ class State(TypedDict, total=False):
     """The written summary in Markdown; present whenever the run ended."""
     summary: dict[str, Any] | None
     """The dumped `Summary` (highlights, unfinished, next steps), and how it was made."""
+    chained_use: list[dict[str, Any]]
+    """The stages the analyse or phase_plan node ran in one super-step (`nodes.round_start`), in
+    order, each but the last with its steps, model calls, tokens and seconds (`report.history`)."""
