@@ -76,6 +76,11 @@ def test_a_number_no_input_or_tool_output_shows_is_unsourced(tmp_path: Path) -> 
         result("run_command", {"argv": ["echo", "58"]}, "exit code: 0\n58\n"),
         result("run_command", {"argv": ["expr", "17", "+", "25"]}, "exit code: 0\n42\n"),
     ) == {"sum.txt": "58"}
+    # nor is the status line of a command that ran: its exit code is no count
+    (tmp_path / "sum.txt").write_text("0")
+    listed = result("run_command", {"argv": ["wc", "-l", "numbers.txt"]}, "exit code: 0\n3 n\n")
+    assert unsourced(listed) == {"sum.txt": "0"}
+    (tmp_path / "sum.txt").write_text("58")
     # a program that computed it, or a caller who said what the file must hold, is a source
     computed = result("run_command", {"argv": ["expr", "17", "+", "41"]}, "exit code: 0\n58\n")
     assert unsourced(computed) == {}

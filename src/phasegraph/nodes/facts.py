@@ -513,6 +513,9 @@ def copied_inputs(
 
 #: A file's whole text as one whole number: a count or a sum the work worked out.
 _WHOLE_NUMBER = re.compile(r"[+-]?(\d+)")
+#: The status line `run_command` puts first: every command that ran would "show" a 0 otherwise,
+#: the small model's favourite count.
+_EXIT_CODE = re.compile(r"^exit code: -?\d+$", re.M)
 
 
 def unsourced_numbers(
@@ -551,7 +554,7 @@ def unsourced_numbers(
     if not inputs:
         return {}
     outputs = [
-        (json.dumps(r["arguments"], ensure_ascii=False), r["output"])
+        (json.dumps(r["arguments"], ensure_ascii=False), _EXIT_CODE.sub("", r["output"]))
         for r in results
         if r["status"] == "ok" and not writes_files(tools.get(r["tool"]))
     ]
