@@ -12,6 +12,9 @@ from phasegraph.errors import ConfigurationError, redact
 from phasegraph.tools.mcp import run_coroutine
 
 TRUNCATION_MARKER = "\n[... output truncated: {cut} of {total} characters not shown ...]"
+#: A cut tool output keeps its last lines up to this size: tools end with what sums them up
+#: (a search's count, a skipped-files note), which a cut at the end alone would drop.
+OUTPUT_TAIL_CHARS = 200
 
 
 def tool_index(tools: Iterable[BaseTool]) -> dict[str, BaseTool]:
@@ -73,7 +76,23 @@ def run_tool(tool: BaseTool, arguments: Mapping[str, Any], max_chars: int) -> tu
             output = tool.invoke(dict(arguments))
     except Exception as exc:
         return False, truncate(redact(f"{type(exc).__name__}: {exc}"), max_chars)
-    return True, truncate(redact(as_text(output)), max_chars)
+    return True, truncate_output(redact(as_text(output)), max_chars)
+
+
+def truncate_output(text: str, limit: int) -> str:
+    """Cut a tool's output to about ``limit`` characters, keeping its last whole lines.
+
+    Found in review: a search of 57 matching lines lost the count it ends with, and a count
+    the model then wrote right was taken for one no tool showed.
+    """
+    if len(text) <= limit:
+        return text
+    tail = text[-OUTPUT_TAIL_CHARS:]
+    tail = tail[tail.index("\n") + 1 :] if "\n" in tail and limit > 2 * OUTPUT_TAIL_CHARS else ""
+    head = text[: limit - len(tail)]
+    cut = len(text) - len(head) - len(tail)
+    marker = TRUNCATION_MARKER.format(cut=cut, total=len(text))
+    return head + marker + (f"\n{tail}" if tail else "")
 
 
 def as_text(output: object) -> str:

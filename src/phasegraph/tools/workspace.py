@@ -348,11 +348,11 @@ class Workspace:
                     if len(matches) >= MAX_MATCHES:
                         return "\n".join(matches) + f"\n[... stopped at {MAX_MATCHES} matches ...]"
         note = f"\n[{skipped} binary, unreadable or oversized files skipped]" if skipped else ""
+        # the count, as grep -c gives it: a number asked for is then one a tool showed, 0 too
+        count = f"[{len(matches)} matching line{'' if len(matches) == 1 else 's'}]"
         if not matches:
-            return f"no match for {pattern!r} under {rel}{note}"
-        # the count, as grep -c gives it: a number asked for is then one a tool showed
-        count = f"\n[{len(matches)} matching line{'s' if len(matches) > 1 else ''}]"
-        return "\n".join(matches) + count + note
+            return f"no match for {pattern!r} under {rel}\n{count}{note}"
+        return "\n".join(matches) + "\n" + count + note
 
 
 def _walk_files(start: Path) -> list[Path]:
