@@ -17,6 +17,8 @@ from phasegraph.errors import CheckError
 from phasegraph.nodes.facts import (
     commands_named,
     copied_inputs,
+    describe_files,
+    file_originals,
     fully_shown_files,
     to_do,
 )
@@ -948,3 +950,20 @@ def test_writing_a_file_the_very_text_it_holds_is_not_held_for_a_read(tmp_path: 
     again = round_plan(("w", "write_file", {"path": "out/p1.txt", "content": "p1\n" * 200}))
     out, _, _ = start(tmp_path, script(plan_tool_call=[again]), request="Write the notes.")
     assert out["rounds"][0]["results"][0]["status"] == "ok"
+
+
+def test_the_lines_a_run_changed_are_cut_so_the_judge_prompt_stays_bounded(
+    tmp_path: Path,
+) -> None:
+    # a one-line JSON file is one long line: quoted whole, before and after, it filled the prompt
+    original = json.dumps({f"key{i}": "v" * 40 for i in range(60)})
+    (tmp_path / "config.json").write_text(original)
+    context = Context(workspace=str(tmp_path))
+    originals = file_originals("Set key0 in config.json to w.", context)
+    assert originals == {"config.json": original}
+    (tmp_path / "config.json").write_text(
+        original.replace('"key0": "v', '"key0": "w') + "\n" + "z" * 60_000
+    )
+    said = describe_files(["config.json"], context, originals=originals)
+    assert len(said) < 1_000, said
+    assert f'({len(original)} characters) with lines \'{{"key0": "wvvv' in said

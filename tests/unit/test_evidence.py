@@ -16,8 +16,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph
 from phasegraph.nodes.deps import workspace_settings
-from phasegraph.nodes.facts import unsourced_numbers
+from phasegraph.nodes.facts import misplaced_names, unsourced_numbers
+from phasegraph.nodes.overrule import ASKS_FOR_A_PATH
 from phasegraph.state import TaskResult
+from phasegraph.tools.base import run_tool
 from phasegraph.tools.builtin import BUILTIN_TOOL_NAMES, workspace_tools
 from phasegraph.tools.workspace import WorkspaceError
 
@@ -102,6 +104,33 @@ def test_a_number_no_input_or_tool_output_shows_is_unsourced(tmp_path: Path) -> 
     assert unsourced() == {}
     (tmp_path / "sum.txt").write_text("58")
     assert unsourced_numbers(["sum.txt"], "Write 7 * 8 + 2 to sum.txt.", context, (), tools) == {}
+    # a call on another file whose name ends the same is a source, not a read-back
+    (tmp_path / "checksum.txt").write_text("x")
+    other = result("run_command", {"argv": ["cksum", "checksum.txt"]}, "exit code: 0\n58 1\n")
+    assert unsourced(other) == {}
+    assert unsourced({**other, "arguments": {"argv": ["cat", "out/sum.txt"]}}) == {"sum.txt": "58"}
+
+
+def test_a_count_a_search_shows_survives_a_long_output_and_no_match(tmp_path: Path) -> None:
+    (tmp_path / "app.log").write_text("".join(f"10:{i:02} ERROR {'x' * 120}\n" for i in range(57)))
+    (tmp_path / "count.txt").write_text("57")
+    context = Context(workspace=str(tmp_path))
+    tools = builtin(tmp_path)
+    request = "Count the lines of app.log that hold ERROR and write the count to count.txt."
+    args = {"pattern": "ERROR", "path": "app.log"}
+    ok, output = run_tool(tools["search_text"], args, context.max_output_chars)
+    assert ok and "output truncated" in output and output.endswith("\n[57 matching lines]")
+    assert len(output) < context.max_output_chars + 100
+    found = [result("search_text", args, output)]
+    assert unsourced_numbers(["count.txt"], request, context, found, tools) == {}
+    # nothing found is a count of 0 the tool showed
+    (tmp_path / "count.txt").write_text("0")
+    args = {"pattern": "FATAL", "path": "app.log"}
+    ok, output = run_tool(tools["search_text"], args, context.max_output_chars)
+    assert output == "no match for 'FATAL' under app.log\n[0 matching lines]"
+    found = [result("search_text", args, output)]
+    assert unsourced_numbers(["count.txt"], request, context, found, tools) == {}
+    assert unsourced_numbers(["count.txt"], request, context, [], tools) == {"count.txt": "0"}
 
 
 def sum_script(*plans: dict[str, Any], judges: list[dict[str, Any]]) -> dict[str, list[Any]]:
@@ -220,3 +249,20 @@ def test_a_bare_name_where_a_path_is_asked_for_is_not_done(tmp_path: Path) -> No
     (tmp_path / "answer.txt").unlink()
     out, _ = run(tmp_path, {**steps, "plan_tool_call": [bare]}, request.replace("path", "name"))
     assert out["status"] == "completed" and out["rounds"][0]["judgement"]["phase_completed"]
+
+
+def test_a_path_relative_to_a_folder_or_a_path_not_asked_for_is_left_to_the_judge(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "src" / "util").mkdir(parents=True)
+    (tmp_path / "src" / "util" / "dates.py").write_text("def parse_date(text):\n    pass\n")
+    (tmp_path / "answer.txt").write_text("util/dates.py")
+    context = Context(workspace=str(tmp_path))
+    assert misplaced_names(["answer.txt"], context) == {}
+    (tmp_path / "answer.txt").write_text("dates.py")
+    assert misplaced_names(["answer.txt"], context) == {
+        "answer.txt": ("dates.py", ["src/util/dates.py"])
+    }
+    assert ASKS_FOR_A_PATH.search("Write its path to answer.txt.")
+    assert ASKS_FOR_A_PATH.search("the full path of the file")
+    assert not ASKS_FOR_A_PATH.search("Name the script that sets the PATH variable in answer.txt.")

@@ -37,6 +37,8 @@ ENTRIES_SHOWN = 30
 ORIGINAL_BYTES = 4_096
 #: Changes (added, removed or replaced runs of lines) the judge is shown per file.
 CHANGES_SHOWN = 4
+#: Characters of one changed line the judge is shown: a one-line JSON file is one long line.
+CHANGED_LINE_CHARS = 100
 #: Files up to this size are compared whole when looking for a copied input.
 COPY_COMPARED_BYTES = 65_536
 
@@ -272,7 +274,7 @@ def _changes_since(original: str, now: str) -> str:
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after).get_opcodes():
         old, new = _lines(before[i1:i2]), _lines(after[j1:j2])
         if op == "insert":
-            where = f"after {before[i1 - 1]!r}" if i1 else "at the start"
+            where = f"after {_quote(before[i1 - 1])}" if i1 else "at the start"
             changes.append(f"added {new} {where}")
         elif op == "delete":
             changes.append(f"removed {old}")
@@ -286,9 +288,16 @@ def _changes_since(original: str, now: str) -> str:
 
 
 def _lines(lines: Sequence[str], shown: int = 4) -> str:
-    quoted = ", ".join(repr(line) for line in lines[:shown])
+    quoted = ", ".join(_quote(line) for line in lines[:shown])
     more = f" and {len(lines) - shown} more" if len(lines) > shown else ""
     return f"line{'s' if len(lines) > 1 else ''} {quoted}{more}"
+
+
+def _quote(line: str) -> str:
+    """A changed line as the judge is shown it, cut so that the prompt stays bounded (SPEC 7)."""
+    if len(line) <= CHANGED_LINE_CHARS:
+        return repr(line)
+    return f"{line[:CHANGED_LINE_CHARS]!r}... ({len(line)} characters)"
 
 
 def workspace_files(context: Context, tools: Mapping[str, BaseTool]) -> str:
@@ -563,11 +572,16 @@ def unsourced_numbers(
     for path, digits in numbers.items():
         number = re.compile(rf"(?<![\d.]){re.escape(digits)}(?!\d|\.\d)")
         given = [request, *wanted, *inputs.values()]
-        name = PurePosixPath(path).name
-        shown = [out for args, out in outputs if name not in args and not number.search(args)]
+        names = _names_file(PurePosixPath(path).name)
+        shown = [out for args, out in outputs if not names.search(args) and not number.search(args)]
         if not any(number.search(text) for text in [*given, *shown]):
             unsourced[path] = digits
     return unsourced
+
+
+def _names_file(name: str) -> re.Pattern[str]:
+    """Text naming a file called ``name``, in any folder: "checksum.txt" does not name sum.txt."""
+    return re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w-]|\.\w)")
 
 
 #: Workspace entries walked when looking for a file by its name; a larger tree is not searched.
@@ -594,11 +608,14 @@ def misplaced_names(changed: Sequence[str], context: Context) -> dict[str, tuple
     found: dict[str, list[str]] = {}
     for entry in islice(space.walk("."), NAME_SEARCH_ENTRIES):
         found.setdefault(PurePosixPath(entry).name, []).append(entry)
-    return {
-        path: (name, found[PurePosixPath(name).name][:3])
-        for path, name in names.items()
-        if PurePosixPath(name).name in found
-    }
+    misplaced = {}
+    for path, name in names.items():
+        there = found.get(PurePosixPath(name).name, [])
+        # a path with folders that ends a real one is relative to a folder ("util/dates.py"
+        # for src/util/dates.py, asked relative to src/), not a name put where it is not
+        if there and not ("/" in name and any(p.endswith("/" + name) for p in there)):
+            misplaced[path] = (name, there[:3])
+    return misplaced
 
 
 def _exists(space: Workspace, path: str) -> bool:

@@ -124,8 +124,10 @@ def hold_to_evidence(
         )
 
 
-#: Words by which a request asks for a file's path, not only its name.
-ASKS_FOR_A_PATH = re.compile(r"\bpaths?\b", re.I)
+#: A request asking for where a file is: "its path", "the path of"; not "the PATH variable".
+ASKS_FOR_A_PATH = re.compile(
+    r"\b(?:[Tt]he|[Ii]ts|[Tt]heir|[Ff]ull|[Rr]elative|[Ff]ile)\s+paths?\b|\b[Pp]aths?\s+(?:of|to)\b"
+)
 
 
 def hold_to_paths(
