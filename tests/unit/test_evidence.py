@@ -159,7 +159,13 @@ def test_a_last_phase_is_not_done_on_a_number_worked_out_in_the_head(tmp_path: P
     )
     judged = model.calls_of("judge_tasks")[0][-1].content
     assert "sum.txt (2 bytes, now '58'), a number that no input" in judged
-    assert "sum.txt holds 58" in model.calls_of("plan_tool_call")[1][-1].content
+    plans = [str(call[-1].content) for call in model.calls_of("plan_tool_call")]
+    # each later plan is told to write it again, not left to find that in a judge's words
+    step = (
+        "Still to do, so plan it now:\n- sum.txt holds 58, a number that no input, no tool output"
+        " and not the request shows: write sum.txt again with the number a tool's output shows"
+    )
+    assert step not in plans[0] and step in plans[1] and step in plans[2]
     assert third["phase_completed"] is True and "overridden" not in third
     assert out["status"] == "completed" and (tmp_path / "sum.txt").read_text() == "50"
 

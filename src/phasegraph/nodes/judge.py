@@ -37,9 +37,9 @@ from phasegraph.nodes.facts import (
     evaluate_checks,
     misplaced_names,
     owned_checks,
+    paths_read,
     programs_run,
     programs_written_after,
-    read_only,
     request_files,
     resolved_paths,
     runs_programs,
@@ -209,10 +209,7 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     # what the whole run wrote: a copy, or a file never written, is still so in a later phase
     so_far = [*run_results(state), *results]
     written = changed_files(so_far, available)
-    reading = read_only(available)
-    read = [
-        r["arguments"].get("path") for r in so_far if r["tool"] in reading and r["status"] == "ok"
-    ]
+    read = paths_read(so_far, available)
     copies = copied_inputs(written, state["request"], context, read)
     unsourced = unsourced_numbers(
         written, state["request"], context, so_far, available, read, checks

@@ -35,11 +35,15 @@ from phasegraph.nodes.facts import (
     changed_files,
     check_lines,
     owned_checks,
+    paths_read,
     request_files,
     resolved_paths,
+    runs_programs,
     to_do,
+    unsourced_numbers,
     workspace_files,
     workspace_path,
+    write_from_a_tool,
     write_whole,
 )
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
@@ -244,12 +248,17 @@ def _earlier_phases(outcomes: list[PhaseOutcome]) -> str:
 
 
 def plan_checks(
-    owned: list[CheckRecord], context: Context, unwritten: Sequence[str] = ()
+    owned: list[CheckRecord],
+    context: Context,
+    unwritten: Sequence[str] = (),
+    unsourced: Mapping[str, str] | None = None,
 ) -> str:
     """The phase's checks for its plan: each with its result, and what is still to do.
 
     ``unwritten``: files the request writes or changes that the run has not written yet (see
     `unwritten_files`); each is a step of its own unless a check already asks for it.
+    ``unsourced``: written files holding a number no tool showed (see `unsourced_numbers`),
+    each a step to write it again, as a judge of the phase will be held to it.
     """
     space = Workspace(context.workspace)
 
@@ -265,6 +274,7 @@ def plan_checks(
         for path in unwritten
         if workspace_path(space, path) not in asked
     ]
+    steps += [write_from_a_tool(path, value) for path, value in (unsourced or {}).items()]
     shown = prompts.PHASE_CHECKS.format(checks=check_lines(owned)) if owned else ""
     todo = "\n".join(f"- {step}" for step in steps)
     return shown + (prompts.STILL_TO_DO.format(todo=todo) if steps else "")
@@ -280,6 +290,32 @@ def unwritten_files(state: State, context: Context, tools: Mapping[str, BaseTool
     named = (state.get("structured_request") or {}).get("files_to_write") or []
     written = set(resolved_paths(changed_files(run_results(state), tools), context))
     return [path for path in resolved_paths(named, context) if path not in written]
+
+
+def _last_work(
+    state: State, phase: Mapping[str, Any], context: Context, allowed: Sequence[str], deps: Deps
+) -> tuple[list[str], dict[str, str]]:
+    """What the last phase must still write: files never written, and numbers no tool showed.
+
+    The numbers only where the phase may run a program, as `overrule.hold_to_evidence` holds a
+    judge to them only there.
+    """
+    if not is_last_phase(state, phase):
+        return [], {}
+    available = deps.tools_for(context)
+    if not any(runs_programs(available.get(name)) for name in allowed):
+        return unwritten_files(state, context, available), {}
+    so_far = run_results(state)
+    unsourced = unsourced_numbers(
+        changed_files(so_far, available),
+        state["request"],
+        context,
+        so_far,
+        available,
+        paths_read(so_far, available),
+        state.get("checks") or [],
+    )
+    return unwritten_files(state, context, available), unsourced
 
 
 def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
@@ -309,11 +345,7 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         "phase_goal": phase["goal"],
         "round": round_no,
         "round_limit": round_limit(phase, limits),
-        "checks": plan_checks(
-            owned,
-            context,
-            unwritten_files(state, context, available) if is_last_phase(state, phase) else (),
-        ),
+        "checks": plan_checks(owned, context, *_last_work(state, phase, context, tools, deps)),
         "tools": describe_tools(available[t] for t in tools),
         "workspace": workspace_files(context, available),
         "named": request_files(state["request"], context, available),
