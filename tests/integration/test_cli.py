@@ -81,7 +81,7 @@ def test_a_run_pauses_and_a_second_process_resumes_it(ws: Path) -> None:
 
     shown = cli("show", "t1", cwd=ws)
     assert shown.returncode == 0
-    for part in ("# Thread t1", "## Phases", "## p2 round 1", "`write_file`", "## Summary"):
+    for part in ("# Thread t1", "(p1, completed)", "## p2 round 1", "`write_file`", "## Summary"):
         assert part in shown.stdout
     state = json.loads(cli("show", "t1", "--json", cwd=ws).stdout)
     assert state["status"] == "completed" and state["pending_review"] is None

@@ -12,6 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from rich.console import Console
 
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
+from phasegraph.cli.render import show_text
 from phasegraph.cli.tree import run_tree
 from phasegraph.report import build_report, render
 from phasegraph.report.history import _split, run_history
@@ -206,3 +207,23 @@ def test_an_analysis_step_that_also_planned_is_split_by_stage() -> None:
     }
     # a later step (a review answered, say) keeps the value but did not write it
     assert _split(["human_review"], after, after, zero, 1.0)[0][0] == "human_review"
+
+
+def test_show_says_how_each_phase_ended_not_done_for_one_that_fell_short() -> None:
+    phases = [{"id": f"p{i}", "name": f"Phase {i}", "goal": f"goal {i}"} for i in range(1, 5)]
+
+    def outcome(phase_id: str, completed: bool, ended_by: str) -> dict[str, Any]:
+        ended = {"completed": completed, "ended_by": ended_by, "completion_rate": 1.0}
+        return {"phase_id": phase_id, "name": phase_id, "rounds": 1, "summary": "", **ended}
+
+    values = {
+        "status": "running",
+        "request": "r",
+        "phases": phases,
+        "phase_index": 2,
+        "phase_outcomes": [outcome("p1", True, "completed"), outcome("p2", False, "round_limit")],
+    }
+    text = show_text("t", values)
+    assert "**Phase 1** (p1, completed)" in text
+    assert "**Phase 2** (p2, ended short: round_limit)" in text
+    assert "**Phase 3** (p3, current)" in text and "**Phase 4** (p4, to do)" in text

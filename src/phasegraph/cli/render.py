@@ -131,8 +131,9 @@ def show_text(thread_id: str, values: Mapping[str, Any]) -> str:
     if phases:
         lines.append("## Phases")
         current = values.get("phase_index", 0)
+        outcomes = {o["phase_id"]: o for o in values.get("phase_outcomes") or []}
         for i, phase in enumerate(phases):
-            mark = "done" if i < current else ("current" if i == current else "to do")
+            mark = _phase_mark(outcomes.get(phase["id"]), i, current)
             lines.append(f"{i + 1}. **{phase['name']}** ({phase['id']}, {mark}): {phase['goal']}")
     for rnd in values.get("rounds") or []:
         judgement = rnd.get("judgement") or {}
@@ -177,6 +178,13 @@ def show_text(thread_id: str, values: Mapping[str, Any]) -> str:
             text += "\n" if _list_item(line) and _list_item(last) else "\n\n"
         text, last = text + line, line
     return redact(text)
+
+
+def _phase_mark(outcome: Mapping[str, Any] | None, index: int, current: int) -> str:
+    """How a phase stands: a phase that ended short is not shown as done."""
+    if outcome:
+        return "completed" if outcome.get("completed") else f"ended short: {outcome['ended_by']}"
+    return "current" if index == current else ("to do" if index > current else "not run")
 
 
 def check_line(check: Mapping[str, Any]) -> str:
