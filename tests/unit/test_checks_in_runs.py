@@ -531,6 +531,36 @@ def test_a_write_beside_a_listing_the_prompt_showed_whole_runs(tmp_path: Path) -
     assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "skipped"]
 
 
+def test_a_read_of_the_file_a_write_makes_holds_nothing_back(tmp_path: Path) -> None:
+    # with caller checks, the 1.5B model planned a read of files.md (not there yet) beside the
+    # listing and its write, the write depending on that read: held, then skipped for the
+    # read's failure round after round, files.md was never written
+    for name in ("notes.txt", "todo.txt"):
+        (tmp_path / name).write_text("x\n")
+    names = {"path": "files.md", "content": "notes.txt\ntodo.txt"}
+    planned = round_plan(
+        ("l", "list_files", {"path": "."}),
+        ("r", "read_file", {"path": "files.md"}),
+        ("w", "write_file", names),
+    )
+    planned["tasks"][2]["depends_on"] = ["r"]
+    steps = script(plan_tool_call=[planned], judge_tasks=[DONE])
+    request = "List the files in this folder and write their names to files.md."
+    out, _, _ = start(tmp_path, steps, request=request)
+    assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "failed", "ok"]
+    assert (tmp_path / "files.md").read_text() == "notes.txt\ntodo.txt"
+    # a failed read of another missing file still stops the write that needs it
+    (tmp_path / "files.md").unlink()
+    planned["tasks"][1]["arguments"] = {"path": "names.txt"}
+    steps = script(plan_tool_call=[planned], judge_tasks=[DONE])
+    out, _, _ = start(tmp_path, steps, request=request)
+    assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "failed", "skipped"]
+    # and a read of a file that is there holds the write back, as before
+    (tmp_path / "names.txt").write_text("x\n")
+    out, _, _ = start(tmp_path, steps, request=request)
+    assert out["rounds"][0]["results"][2]["output"].startswith("not run: it was planned beside")
+
+
 def test_the_analysis_is_told_which_named_files_are_not_there_yet(tmp_path: Path) -> None:
     (tmp_path / "numbers.txt").write_text("1\n")
     request = "Read numbers.txt and write their sum to sum.txt (see https://example.org/a.html)."

@@ -13,6 +13,7 @@ task that carries a justification asks the person first when tool-permission rev
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any
 
@@ -74,6 +75,7 @@ def blind_writes(
     tools: Mapping[str, BaseTool],
     earlier: Iterable[TaskResult] = (),
     shown: Set[str] = frozenset(),
+    nothing: Set[str] = frozenset(),
 ) -> dict[str, str]:
     """The writes a round plans beside reads, each with why it waits for a round of its own.
 
@@ -92,9 +94,11 @@ def blind_writes(
     back: the workspace's listing, where the prompt lists it whole (traced on the 1.5B model,
     with caller checks: its write of the three names to files.md, planned beside a listing,
     was held in two phases running, and the budget ran out with files.md never written).
+    ``nothing``: reads that can return nothing (see `reads_of_nothing`), which hold nothing
+    back either.
     """
     reading = read_only(tools) - shown
-    readers = [t["id"] for t in tasks if t["tool"] in reading]
+    readers = [t["id"] for t in tasks if t["tool"] in reading and t["id"] not in nothing]
     if not readers or any(r["tool"] in reading and r["status"] == "ok" for r in earlier):
         return {}
     why = (
@@ -102,6 +106,46 @@ def blind_writes(
         "arguments could not hold; plan it alone next round, written from what they returned"
     )
     return {t["id"]: why for t in tasks if writes_files(tools.get(t["tool"]))}
+
+
+def reads_of_nothing(
+    tasks: list[dict[str, Any]], tools: Mapping[str, BaseTool], context: Context
+) -> set[str]:
+    """The reads a round plans of a path in the workspace that is not there: they fail.
+
+    Traced on the 1.5B model, with caller checks: asked to write the folder's names to
+    files.md, it planned a read of files.md (not there yet) beside the listing and the write,
+    and made the write depend on it: the write was held beside the read, then skipped as
+    depending on a failed task, round after round, until the budget ran out. Such a read can
+    hold no write back, and its failure stops none that makes the file (see `_made_by`).
+    """
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    reading = read_only(tools)
+    return {
+        t["id"]
+        for t in tasks
+        if t["tool"] in reading and _absent(space, (t.get("arguments") or {}).get("path"))
+    }
+
+
+def _absent(space: Workspace, path: object) -> bool:
+    rel = workspace_path(space, path)
+    return rel is not None and not os.path.lexists(space.real_root / rel)
+
+
+def _made_by(
+    failed: TaskResult, task: Mapping[str, Any], tools: Mapping[str, BaseTool], space: Workspace
+) -> bool:
+    """Whether ``failed`` is a read of a file that is not there, and ``task`` writes that file."""
+    written = written_argument(tools.get(task["tool"]))
+    path = failed["arguments"].get("path")
+    return (
+        written is not None
+        and failed["status"] == "failed"
+        and failed["tool"] in read_only(tools)
+        and _absent(space, path)
+        and workspace_path(space, path) == workspace_path(space, task["arguments"].get(written))
+    )
 
 
 def unseen_overwrites(
@@ -260,7 +304,9 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     allowed = set(phase_allowed_tools(state, phase, deps, context))
     earlier = (r for record in phase_window(state) for r in record["results"])
     listing = {"list_files"} if listed_whole(context, available) else set()
-    blind = blind_writes(tasks, available, earlier, listing)
+    nothing = reads_of_nothing(tasks, available, context)
+    blind = blind_writes(tasks, available, earlier, listing, nothing)
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     seen = [*run_results(state), *state.get("results", [])]
     blind |= unseen_overwrites(tasks, available, seen, state, context)
     blind |= failed_before(tasks, available, seen)
@@ -301,7 +347,9 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
                 same_as = repeats[task["id"]]
                 why = f"not run: the same call as {same_as} in this round; its result is theirs"
                 settle(task_result(task, "skipped", why))
-            elif any(d["status"] != "ok" for d in deps_done):
+            elif any(
+                d["status"] != "ok" and not _made_by(d, task, available, space) for d in deps_done
+            ):
                 settle(task_result(task, "skipped", "a task it depends on did not succeed"))
             elif task["id"] in blind:
                 settle(task_result(task, "skipped", blind[task["id"]]))
