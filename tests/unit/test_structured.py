@@ -113,6 +113,26 @@ def test_truncated_arguments_are_a_failed_attempt() -> None:
     }
 
 
+def test_a_plan_cut_off_in_a_task_keeps_the_tasks_written_whole() -> None:
+    # the 1.5B model's eighth task repeated a line in its new text up to the token limit,
+    # three attempts running; the seven tasks before it were whole
+    tasks = [
+        {"id": f"t{i}", "tool": "echo", "arguments": {"text": f"a, [b] {i}"}, "purpose": "p"}
+        for i in range(1, 4)
+    ]
+    whole = json.dumps({"reasoning": "r", "tasks": tasks})
+    cut = whole[: whole.index('"t3"')] + '"t3", "tool": "echo", "arguments": {"text": "x\\nx'
+    as_call, _ = call([cut], schema=RoundPlan, name="plan", retries=0)  # an invalid tool call
+    as_text = call_structured(JsonOnlyModel(reply=cut), "plan", RoundPlan, PROMPT, retries=0)
+    for result in (as_call, as_text):
+        assert result.value is not None, result.errors
+        assert [t.id for t in result.value.tasks] == ["t1", "t2"]
+        assert result.value.tasks[1].arguments == {"text": "a, [b] 2"}
+    # cut before any task ended, it is re-asked as before
+    result, _ = call([whole[: whole.index('"a, [b] 1"')]], schema=RoundPlan, name="plan", retries=0)
+    assert result.value is None and "not valid JSON" in result.errors[0]
+
+
 def test_retries_are_bounded() -> None:
     result, model = call([None], retries=2)
     assert result.value is None

@@ -209,11 +209,16 @@ def _extract_arguments(reply: BaseMessage, name: str) -> tuple[dict[str, Any] | 
                 return dict(call["args"]), ""
         for bad in reply.invalid_tool_calls:
             if bad.get("name") in (name, None):
+                kept = complete_items(str(bad.get("args") or ""))
+                if kept is not None:
+                    return kept, ""
                 return None, f"the arguments of {name} are not valid JSON: {bad.get('error')}"
         if reply.tool_calls:
             return None, f"called {reply.tool_calls[0]['name']!r} instead of {name!r}"
     text = reply.text if isinstance(reply, AIMessage) else str(reply.content)
     parsed = _json_object(text)
+    if parsed is None and text.lstrip().startswith("{"):
+        parsed = complete_items(text)
     if parsed is None:
         if text.lstrip().startswith(("{", "```")):
             return None, f"the arguments of {name} are not valid JSON (cut off or malformed)"
@@ -236,6 +241,53 @@ def _json_object(text: str) -> dict[str, Any] | None:
     for candidate in candidates:
         try:
             value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+#: Cut-off points tried, from the last, when keeping the complete items of a cut-off answer.
+CUT_POINTS_TRIED = 8
+
+
+def complete_items(text: str) -> dict[str, Any] | None:
+    """A cut-off JSON object with the items of its lists that were written whole, if any.
+
+    Traced on the 1.5B model: a plan's eighth task, an edit, repeated the same three lines in its
+    new text until the 1,024-token limit, three attempts running (greedy decoding writes the
+    same again), and the phase ended with no plan, where seven whole tasks stood before the
+    cut. The text is cut after the last list item that ended (at a comma between items) and
+    closed; the result is validated like any answer, so one missing a required field is
+    still re-asked. None when no list item ended before the cut.
+    """
+    stack: list[str] = []
+    cuts: list[tuple[int, str]] = []
+    in_string = escaped = False
+    for i, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            stack.append("]" if char == "[" else "}")
+        elif char in "]}":
+            if not stack:
+                return None
+            stack.pop()
+            if not stack:
+                return None  # the object closed: not cut off, only malformed
+        elif char == "," and stack and stack[-1] == "]":
+            cuts.append((i, "".join(reversed(stack))))
+    for end, closers in reversed(cuts[-CUT_POINTS_TRIED:]):
+        try:
+            value = json.loads(text[text.index("{") : end] + closers)
         except ValueError:
             continue
         if isinstance(value, dict):
