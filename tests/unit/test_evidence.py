@@ -251,6 +251,10 @@ def test_a_bare_name_where_a_path_is_asked_for_is_not_done(tmp_path: Path) -> No
         model.calls_of("judge_tasks")[0][-1].content
     )
     assert "overridden" not in second and out["status"] == "completed"
+    # and the next plan has it as a step to take, not only in a judge's words
+    step = f"Still to do, so plan it now:\n- answer.txt holds {said}: write answer.txt again with"
+    plans = [str(call[-1].content) for call in model.calls_of("plan_tool_call")]
+    assert step not in plans[0] and step in plans[1]
     # asked for its name, the name is the answer
     (tmp_path / "answer.txt").unlink()
     out, _ = run(tmp_path, {**steps, "plan_tool_call": [bare]}, request.replace("path", "name"))

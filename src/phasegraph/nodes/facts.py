@@ -732,6 +732,15 @@ def write_from_a_tool(path: str, value: str) -> str:
     return f"{path} holds {value}, {UNSOURCED}: {again}"
 
 
+def write_the_path(path: str, name: str, found: Sequence[str]) -> str:
+    """The step to write again a file holding a name where a path is asked for.
+
+    See `misplaced_names`; traced on the 1.5B model, whose plans, told nothing of it after
+    each judge was overruled, read answer.txt back round after round.
+    """
+    return f"{path} holds {not_a_path(name, found)}: write {path} again with the path"
+
+
 def write_whole(path: str, why: str) -> str:
     """The step to write a file the work must make, from nothing: "write answer.txt with ...".
 

@@ -34,6 +34,7 @@ from phasegraph.nodes.deps import (
 from phasegraph.nodes.facts import (
     changed_files,
     check_lines,
+    misplaced_names,
     owned_checks,
     paths_read,
     request_files,
@@ -44,10 +45,12 @@ from phasegraph.nodes.facts import (
     workspace_files,
     workspace_path,
     write_from_a_tool,
+    write_the_path,
     write_whole,
 )
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.judge import close_phase
+from phasegraph.nodes.overrule import ASKS_FOR_A_PATH
 from phasegraph.nodes.prompt_render import (
     dump,
     fit_to_budget,
@@ -252,13 +255,15 @@ def plan_checks(
     context: Context,
     unwritten: Sequence[str] = (),
     unsourced: Mapping[str, str] | None = None,
+    misplaced: Mapping[str, tuple[str, list[str]]] | None = None,
 ) -> str:
     """The phase's checks for its plan: each with its result, and what is still to do.
 
     ``unwritten``: files the request writes or changes that the run has not written yet (see
     `unwritten_files`); each is a step of its own unless a check already asks for it.
     ``unsourced``: written files holding a number no tool showed (see `unsourced_numbers`),
-    each a step to write it again, as a judge of the phase will be held to it.
+    each a step to write it again, as a judge of the phase will be held to it; ``misplaced``:
+    those holding a file's name where the request asks for a path (see `misplaced_names`).
     """
     space = Workspace(context.workspace)
 
@@ -275,6 +280,7 @@ def plan_checks(
         if workspace_path(space, path) not in asked
     ]
     steps += [write_from_a_tool(path, value) for path, value in (unsourced or {}).items()]
+    steps += [write_the_path(path, *held) for path, held in (misplaced or {}).items()]
     shown = prompts.PHASE_CHECKS.format(checks=check_lines(owned)) if owned else ""
     todo = "\n".join(f"- {step}" for step in steps)
     return shown + (prompts.STILL_TO_DO.format(todo=todo) if steps else "")
@@ -294,28 +300,27 @@ def unwritten_files(state: State, context: Context, tools: Mapping[str, BaseTool
 
 def _last_work(
     state: State, phase: Mapping[str, Any], context: Context, allowed: Sequence[str], deps: Deps
-) -> tuple[list[str], dict[str, str]]:
-    """What the last phase must still write: files never written, and numbers no tool showed.
+) -> tuple[list[str], dict[str, str], dict[str, tuple[str, list[str]]]]:
+    """What the last phase must still write: unwritten files, unsourced numbers, misplaced names.
 
-    The numbers only where the phase may run a program, as `overrule.hold_to_evidence` holds a
-    judge to them only there.
+    Each only where its judge would be held to it (`overrule.hold_to_evidence`: where the
+    phase may run a program; `overrule.hold_to_paths`: where the request asks for a path).
     """
     if not is_last_phase(state, phase):
-        return [], {}
+        return [], {}, {}
     available = deps.tools_for(context)
-    if not any(runs_programs(available.get(name)) for name in allowed):
-        return unwritten_files(state, context, available), {}
     so_far = run_results(state)
-    unsourced = unsourced_numbers(
-        changed_files(so_far, available),
-        state["request"],
-        context,
-        so_far,
-        available,
-        paths_read(so_far, available),
-        state.get("checks") or [],
-    )
-    return unwritten_files(state, context, available), unsourced
+    written = changed_files(so_far, available)
+    unsourced: dict[str, str] = {}
+    if any(runs_programs(available.get(name)) for name in allowed):
+        read = paths_read(so_far, available)
+        checks = state.get("checks") or []
+        unsourced = unsourced_numbers(
+            written, state["request"], context, so_far, available, read, checks
+        )
+    asks = ASKS_FOR_A_PATH.search(state["request"])
+    misplaced = misplaced_names(written, context) if asks else {}
+    return unwritten_files(state, context, available), unsourced, misplaced
 
 
 def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
