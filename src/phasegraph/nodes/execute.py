@@ -109,7 +109,7 @@ def blind_writes(
 
 
 def reads_of_nothing(
-    tasks: list[dict[str, Any]], tools: Mapping[str, BaseTool], context: Context
+    tasks: list[dict[str, Any]], tools: Mapping[str, BaseTool], space: Workspace
 ) -> set[str]:
     """The reads a round plans of a path in the workspace that is not there: they fail.
 
@@ -119,7 +119,6 @@ def reads_of_nothing(
     depending on a failed task, round after round, until the budget ran out. Such a read can
     hold no write back, and its failure stops none that makes the file (see `_made_by`).
     """
-    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     reading = read_only(tools)
     return {
         t["id"]
@@ -304,9 +303,9 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     allowed = set(phase_allowed_tools(state, phase, deps, context))
     earlier = (r for record in phase_window(state) for r in record["results"])
     listing = {"list_files"} if listed_whole(context, available) else set()
-    nothing = reads_of_nothing(tasks, available, context)
-    blind = blind_writes(tasks, available, earlier, listing, nothing)
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    nothing = reads_of_nothing(tasks, available, space)
+    blind = blind_writes(tasks, available, earlier, listing, nothing)
     seen = [*run_results(state), *state.get("results", [])]
     blind |= unseen_overwrites(tasks, available, seen, state, context)
     blind |= failed_before(tasks, available, seen)
