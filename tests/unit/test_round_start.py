@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
 
 from phasegraph import Context, ScriptedChatModel, build_graph
 from phasegraph.nodes import execute, phase_plan, plan, round_start, summarize
@@ -213,3 +214,55 @@ def test_a_failed_judge_and_the_summary_in_its_step_are_reported_apart(tools) ->
     stages = {s["stage"]: s for s in run_history(graph, config)["stages"]}
     assert stages["summarize"]["llm_calls"] == 1 and stages["summarize"]["steps"] == 0
     assert stages["judge"]["llm_calls"] == stages["judge"]["steps"] >= 1
+
+
+def test_a_write_that_leaves_the_state_as_it_was_is_not_written() -> None:
+    state: dict[str, Any] = {
+        "results": [{"task_id": "t1"}],
+        "step_count": 4,
+        "llm_calls": 2,
+        "fallbacks": [],
+        "wave": 1,
+    }
+    parts = [
+        Command(update={"results": [], "step_count": 0, "fallbacks": [], "wave": 1}),
+        # the same list as before the first part cleared it: a change, written
+        Command(update={"results": [{"task_id": "t1"}], "llm_calls": 1, "status": "running"}),
+    ]
+    kept = round_start.changes_only(state, parts)
+    assert [c.update for c in kept] == [
+        {"results": []},
+        {"results": [{"task_id": "t1"}], "llm_calls": 1, "status": "running"},
+    ]
+    assert round_start.changes_only(state, {"wave": 2, "step_count": 0}) == {"wave": 2}
+
+
+class WriteLog(InMemorySaver):
+    """An in-memory saver that keeps every write it was given, by channel."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: list[tuple[str, Any]] = []
+
+    def put_writes(self, config, writes, task_id, task_path="") -> None:  # type: ignore[no-untyped-def]
+        self.log.extend(writes)
+        super().put_writes(config, writes, task_id, task_path)
+
+
+def test_a_run_saves_no_write_of_a_counter_that_grew_by_nothing_or_of_an_empty_history(
+    tools,
+) -> None:
+    saver = WriteLog()
+    graph = build_graph(model=ScriptedChatModel(script=TWO_ROUNDS), tools=tools, checkpointer=saver)
+    config = {"configurable": {"thread_id": "w"}}
+    out = graph.invoke({"request": "go"}, config)
+    assert out["status"] == "completed"
+    # every answer parsed, and the run neither reflected nor fell back
+    assert out["parse_failures"] == 0 and out["reflections"] == [] and out["fallbacks"] == []
+    counters = {"step_count", "llm_calls", "prompt_tokens", "completion_tokens", "parse_failures"}
+    histories = {"rounds", "phase_outcomes", "reflections", "fallbacks", "tool_violations"}
+    assert [c for c, v in saver.log if c in counters and v == 0] == []
+    assert [c for c, v in saver.log if c in histories and v == []] == []
+    # what did change is written: a step per stage and tool, a round record per round
+    assert sum(v for c, v in saver.log if c == "step_count") == out["step_count"] == 8
+    assert sum(len(v) for c, v in saver.log if c == "rounds") == 2

@@ -63,10 +63,13 @@ NodeFn = Callable[[Any, Runtime[Context], Deps], Any]
 
 
 def _bind(fn: NodeFn, deps: Deps) -> Callable[..., Any]:
-    """A node LangGraph can call (state, runtime) with the graph's dependencies bound."""
+    """A node LangGraph can call (state, runtime) with the graph's dependencies bound.
+
+    Its update keeps only the writes that change the state (`round_start.changes_only`).
+    """
 
     def node(state: State, *, runtime: Runtime[Context]) -> Any:
-        return fn(state, runtime, deps)
+        return round_start.changes_only(state, fn(state, runtime, deps))
 
     node.__name__ = fn.__name__
     node.__doc__ = fn.__doc__

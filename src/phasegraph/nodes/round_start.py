@@ -23,6 +23,9 @@ otherwise (after a review, a replan, an error). Should a chained stage raise, th
 it is kept and the graph runs the failing one again as its own node, where an error is recorded
 under that node's name. A step that ran several stages keeps what each spent (``judge_use`` in
 the judged round, ``chained_use`` from the analysis), so `report.history` still tells them apart.
+
+For the same reason every node's update is cut to the writes that change the state
+(`changes_only`): a write of what the state already holds is still a saved write.
 """
 
 from __future__ import annotations
@@ -179,6 +182,42 @@ def advanced(state: State, update: dict[str, Any]) -> State:
         reduce = reducers.get(key)
         after[key] = value if reduce is None else reduce(state.get(key, type(value)()), value)
     return after  # type: ignore[return-value]
+
+
+def changes_only(state: Any, result: Any) -> Any:
+    """A node's ``result`` without the writes that leave the state as it was.
+
+    Stages return every field they may set: counters that grew by nothing (a scripted or
+    local model reports no tokens), empty appends to a history, values the state already holds.
+    Each would still be a write LangGraph saves with the step (a row in SQLite, a new channel
+    version), about a third of a short-phase run's writes (bench). ``result`` is a node's update,
+    or the `chained` parts of one, whose writes apply in order; anything else is returned as is.
+    """
+    if isinstance(result, dict):
+        return _changes(state, result)
+    if not isinstance(result, list) or not all(isinstance(c, Command) for c in result):
+        return result
+    parts = []
+    for command in result:
+        update = command.update
+        if isinstance(update, dict):
+            update = _changes(state, update)
+            state = advanced(state, update)
+        parts.append(Command(update=update) if update is not command.update else command)
+    return parts
+
+
+def _changes(state: Any, update: dict[str, Any]) -> dict[str, Any]:
+    reducers = _reducers()
+    kept: dict[str, Any] = {}
+    for key, value in update.items():
+        if key in state:
+            now = state[key]
+            reduce = reducers.get(key)
+            if (value if reduce is None else reduce(now, value)) == now:
+                continue
+        kept[key] = value
+    return kept
 
 
 @cache
