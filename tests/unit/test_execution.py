@@ -356,6 +356,21 @@ def _echo_tool(name: str) -> BaseTool:
     return echo
 
 
+def test_a_tool_is_described_from_its_own_schema_each_read_once() -> None:
+    from phasegraph.tools import describe_tools
+
+    first, second = _echo_tool("echo"), _echo_tool("echo")
+    second.description = "Say the text back."
+    # the same name, another object: each is described and typed by what it is
+    assert "Repeat the text." in describe_tools([first])
+    assert "Say the text back." in describe_tools([second])
+    # a plan may edit the schema it is given; the next plan's is whole again
+    schema = plan_parameters([first])
+    schema["properties"]["tasks"]["items"]["anyOf"][0]["properties"]["arguments"].clear()
+    again = plan_parameters([first])["properties"]["tasks"]["items"]["anyOf"][0]
+    assert again["properties"]["arguments"]["required"] == ["text"]
+
+
 def test_justified_request_asks_the_person_and_allow_runs_it() -> None:
     log: list[str] = []
     research = dict(ANALYSIS, task_type="research")

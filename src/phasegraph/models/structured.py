@@ -163,7 +163,8 @@ def call_structured(
     """
     spec = function_spec(name, schema)
     if parameters is not None:
-        spec["function"]["parameters"] = copy.deepcopy(dict(parameters))
+        # a copy the model wrapper may edit; plain JSON copies faster this way than by deepcopy
+        spec["function"]["parameters"] = json.loads(json.dumps(parameters))
     if variants and getattr(model, "decodes_schema", False):
         spec["function"]["parameters"] = with_variants(spec["function"]["parameters"], variants)
     bound: Runnable[LanguageModelInput, BaseMessage]

@@ -76,7 +76,7 @@ from phasegraph.state import (
     TaskResult,
 )
 from phasegraph.tools import describe_tools
-from phasegraph.tools.base import truncate
+from phasegraph.tools.base import per_tool, truncate
 from phasegraph.tools.checks import absent, failing
 from phasegraph.tools.workspace import Workspace
 
@@ -229,12 +229,17 @@ def _at_most(field: dict[str, Any]) -> dict[str, Any]:
 
 def _arguments_schema(tool: BaseTool) -> dict[str, Any]:
     """A tool's parameters without titles and descriptions (the prompt's tool list has them)."""
+    # a fresh copy of the tool's: plan_parameters' caller may edit what it is given
+    return cast(dict[str, Any], json.loads(per_tool("arguments", tool, _arguments_json)))
+
+
+def _arguments_json(tool: BaseTool) -> str:
     schema: dict[str, Any] = without_titles(convert_to_openai_tool(tool)["function"]["parameters"])
     for spec in schema.get("properties", {}).values():
         if isinstance(spec, dict):
             spec.pop("description", None)
     schema.pop("description", None)
-    return schema
+    return json.dumps(schema)
 
 
 # Finished phases a plan prompt names with their outcome; older ones are only counted.

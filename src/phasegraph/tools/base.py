@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 from langchain_core.tools import BaseTool
 
@@ -15,6 +15,28 @@ TRUNCATION_MARKER = "\n[... output truncated: {cut} of {total} characters not sh
 #: A cut tool output keeps its last lines up to this size: tools end with what sums them up
 #: (a search's count, a skipped-files note), which a cut at the end alone would drop.
 OUTPUT_TAIL_CHARS = 200
+
+T = TypeVar("T")
+
+# What is read from a tool object's schema, made once per object: LangChain builds a tool's
+# parameters anew on every read (a pydantic model, its JSON schema), and every plan reads
+# them for its prompt and its schema. Entries hold their tool, so an id is not reused while
+# it is cached.
+_PER_TOOL: dict[tuple[str, int], tuple[BaseTool, Any]] = {}
+_PER_TOOL_LIMIT = 1024
+
+
+def per_tool(kind: str, tool: BaseTool, make: Callable[[BaseTool], T]) -> T:
+    """``make(tool)``, computed once per tool object and ``kind`` of reading."""
+    key = (kind, id(tool))
+    entry = _PER_TOOL.get(key)
+    if entry is not None and entry[0] is tool:
+        return entry[1]  # type: ignore[no-any-return]
+    value = make(tool)
+    if len(_PER_TOOL) >= _PER_TOOL_LIMIT:
+        _PER_TOOL.clear()  # tools made per run, in a long-lived process: start over
+    _PER_TOOL[key] = (tool, value)
+    return value
 
 
 def tool_index(tools: Iterable[BaseTool]) -> dict[str, BaseTool]:
@@ -37,19 +59,21 @@ def describe_tools(tools: Iterable[BaseTool]) -> str:
     Small models copy what they see: a parameter's default and description keep them from
     inventing values such as "path/to/folder".
     """
-    lines = []
-    for tool in tools:
-        params, notes = [], []
-        for name, spec in tool.args.items():
-            kind = spec.get("type") or "any"
-            default = f" = {json.dumps(spec['default'])}" if "default" in spec else ""
-            params.append(f"{name}: {kind}{default}")
-            if spec.get("description"):
-                notes.append(f"{name}: {spec['description']}")
-        about = tool.description.strip().splitlines()[0] if tool.description else tool.name
-        detail = f" ({'; '.join(notes)})" if notes else ""
-        lines.append(f"- {tool.name}({', '.join(params)}): {about}{detail}")
+    lines = [per_tool("described", tool, _described) for tool in tools]
     return "\n".join(lines) if lines else "- (no tools)"
+
+
+def _described(tool: BaseTool) -> str:
+    params, notes = [], []
+    for name, spec in tool.args.items():
+        kind = spec.get("type") or "any"
+        default = f" = {json.dumps(spec['default'])}" if "default" in spec else ""
+        params.append(f"{name}: {kind}{default}")
+        if spec.get("description"):
+            notes.append(f"{name}: {spec['description']}")
+    about = tool.description.strip().splitlines()[0] if tool.description else tool.name
+    detail = f" ({'; '.join(notes)})" if notes else ""
+    return f"- {tool.name}({', '.join(params)}): {about}{detail}"
 
 
 def is_idempotent(tool: BaseTool) -> bool:
