@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import gc
 import math
 import time
 from collections.abc import Callable
@@ -285,6 +286,9 @@ def measure(
             else stack.enter_context(SqliteSaver.from_conn_string(str(db)))
         )
         SIMULATED.reset()
+        # the runs before left garbage; collected inside this run, it would be counted as this
+        # system's time (a ReAct run's transcripts, say, landing on the phasegraph run after it)
+        gc.collect()
         start = time.perf_counter()
         runner = RUNNERS[system]
         if settings:
@@ -324,8 +328,9 @@ def overhead(actions: int, work: Path, repeats: int = 3) -> dict[str, Any]:
 
     Each shape of `overhead_shapes` against `create_react_agent` on the same task. With SQLite
     checkpoints (the target), and in memory, which leaves the frameworks' own work: the
-    difference is what each one writes to the file. Runs alternate between the systems so that
-    a slow spell of the machine's disk falls on all; the best of ``repeats`` counts.
+    difference is what each one writes to the file. Runs alternate between the systems, in
+    reverse order every other repeat, so that a slow spell of the machine's disk falls on all
+    and no system always follows the same one; the best of ``repeats`` counts.
 
     The time counted is the framework's (``framework_s``): the run's, less the CPU time the
     simulated model and tool spend on their own work (`SIMULATED`), which a model and tools
@@ -340,8 +345,9 @@ def overhead(actions: int, work: Path, repeats: int = 3) -> dict[str, Any]:
     for label, in_memory in (("", False), ("_in_memory", True)):
         times: dict[tuple[str, str], list[float]] = {run: [] for run in runs}
         walls: dict[tuple[str, str], list[float]] = {run: [] for run in runs}
-        for _ in range(repeats):
-            for (prefix, system), took in times.items():
+        for repeat in range(repeats):
+            order = list(times.items())
+            for (prefix, system), took in order if repeat % 2 == 0 else order[::-1]:
                 shape = shapes[prefix]
                 figures = measure(
                     system, shape.actions, free, work, in_memory=in_memory, width=shape.width

@@ -287,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         larger_budget = measure(
             "phasegraph", max(sizes), latency, work, 0.05, settings={"prompt_token_budget": 3000}
         )
-        per_action = overhead(64, work, repeats=1 if args.quick else 5)
+        per_action = overhead(64, work, repeats=1 if args.quick else 9)
         growth = checkpoint_growth(work, [25, 50, 100] if args.quick else [50, 100, 200])
         parallel = parallel_round(work)
         many = many_threads(work, 1_000 if args.quick else 10_000)
