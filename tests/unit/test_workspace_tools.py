@@ -455,3 +455,16 @@ def test_the_prompts_listing_stops_walking_once_it_has_what_it_shows(
     visited.clear()
     listing = Workspace(str(tmp_path)).list_files(".")
     assert "zz/deep/7.txt" in listing and any(v.endswith("deep") for v in visited)
+
+
+def test_a_secret_set_in_the_environment_after_a_redaction_is_masked_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from phasegraph.errors import redact
+
+    text = "the endpoint said: bad key 4f9a1c2e7b3d"
+    assert redact(text) == text
+    monkeypatch.setenv("SERVICE_TOKEN", "4f9a1c2e7b3d")
+    assert redact(text) == "the endpoint said: bad key ***"
+    monkeypatch.setenv("SERVICE_TOKEN", "0a1b2c3d4e5f")  # changed: the old value is no secret
+    assert redact(text) == text
