@@ -7,6 +7,7 @@ import threading
 import time
 from typing import Any
 
+import pytest
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -163,6 +164,33 @@ def test_the_last_wave_hands_over_to_the_judge_without_another_execute() -> None
         "analyse", "run_task", "run_task", "execute", "run_task", "judge"
     ]  # fmt: skip
     assert sorted(log) == ["t0", "t1", "t2"]
+
+
+def test_a_task_sent_without_saying_its_wave_is_the_last_goes_on_through_execute(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A task goes where what it was sent says; one sent by an older dispatch says nothing."""
+    from phasegraph.nodes import execute
+
+    made = execute.execute
+
+    def older(state, runtime, deps):  # a dispatch of the version before tasks carried it
+        update = made(state, runtime, deps)
+        for item in update["dispatch"]:
+            assert item.pop("last_wave") is True  # one wave: it is the last
+        return update
+
+    monkeypatch.setattr(execute, "execute", older)
+    log: list[str] = []
+    plan = round_plan(("t0", "nap", {"seconds": 0.01, "label": "t0"}))
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=[plan])
+    model = ScriptedChatModel(script=script)
+    graph = build_graph(model=model, tools=sleepy_tools(log), checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "old"}}
+    order = node_order(graph, config, Context())
+    # execute, run again on the settled round, sends nothing and hands over to the judge
+    assert order[: order.index("judge") + 1] == ["analyse", "run_task", "execute", "judge"]
+    assert graph.get_state(config).values["status"] == "completed" and log == ["t0"]
 
 
 NAP = round_plan(("t1", "nap", {"seconds": 0.01, "label": "a"}))

@@ -259,3 +259,10 @@ class TestAfterHumanReview:
 
 def test_after_plan_budget_spent_runs_no_tool() -> None:
     assert routing.route_after_plan(state(**SPENT)) == "summarize"
+
+
+def test_a_task_goes_to_the_judge_when_its_wave_is_the_last_else_to_execute() -> None:
+    task = {"task": {"id": "t1"}, "phase_id": "p1", "round_seq": 1, "wave": 1, "timeout_s": 5.0}
+    assert routing.route_after_run_task({**task, "last_wave": True}) == "judge"  # type: ignore[typeddict-item]
+    assert routing.route_after_run_task({**task, "last_wave": False}) == "execute"  # type: ignore[typeddict-item]
+    assert routing.route_after_run_task(task) == "execute"  # type: ignore[arg-type]

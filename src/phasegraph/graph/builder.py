@@ -90,7 +90,7 @@ def _router(route: Router) -> tuple[Router, list[str]]:
     goes to and the state it reads, and then State's whole annotations again: most of
     build_graph's time (bench's short-phase shape builds a graph for each run). The ends are
     read from the router's return type once a process, and the state a router reads is its
-    node's, the graph's state for all but `run_task` (whose router keeps its annotations).
+    node's: the graph's state.
     """
     ends = list(dict.fromkeys(_ends(get_type_hints(route)["return"])))
 
@@ -346,7 +346,13 @@ def build_graph(
     # plan, then execute's first wave in the same super-step (see nodes.round_start)
     builder.add_node("plan", _bind(round_start.plan_round, deps))
     builder.add_node("execute", _bind(execute.execute, deps))
-    builder.add_node("run_task", _bind(run_task.run_task, deps), input_schema=TaskInput)
+    # run_task goes on by a Command (see routing.route_after_run_task), to one of these
+    builder.add_node(
+        "run_task",
+        _bind(run_task.run_task, deps),
+        input_schema=TaskInput,
+        destinations=("execute", "judge"),
+    )
     # judge, then the next round's plan and first wave, or the summary, in the same super-step
     builder.add_node("judge", _bind(round_start.judge_round, deps))
     builder.add_node("replan", _bind(replan.replan, deps))
@@ -358,8 +364,6 @@ def build_graph(
     builder.add_conditional_edges("phase_plan", *_router(routing.route_after_phase_plan))
     builder.add_conditional_edges("plan", *_router(routing.route_after_plan))
     builder.add_conditional_edges("execute", *_router(routing.route_after_execute))
-    # run_task reads a TaskInput, but its router the graph's state: its annotation says so
-    builder.add_conditional_edges("run_task", routing.route_after_run_task)
     builder.add_conditional_edges("judge", *_router(routing.route_after_judge))
     builder.add_conditional_edges("replan", *_router(routing.route_after_replan))
     builder.add_conditional_edges("human_review", *_router(routing.route_after_human_review))

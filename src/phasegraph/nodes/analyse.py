@@ -52,7 +52,6 @@ def initial_values(context: Context) -> dict[str, Any]:
         "phase_window_seq": 0,
         "dispatch": [],
         "wave": 0,
-        "last_wave": False,
         "tool_decisions": {},
         "judgement": None,
         "replan_count": 0,

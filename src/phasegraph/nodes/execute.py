@@ -402,11 +402,10 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     if violations:
         update["tool_violations"] = violations
     # Nothing left for another pass (every task settled or in this wave): the wave's tasks go
-    # straight to the judge, a super-step and a checkpoint fewer per round.
+    # straight to the judge, a super-step and a checkpoint fewer per round. Each task carries
+    # that, so its node routes on what it was sent (`routing.route_after_run_task`).
     sent = {item["task"]["id"] for item in dispatch}
     last = bool(sent) and all(t["id"] in done or t["id"] in sent for t in tasks)
-    return update | {
-        "dispatch": dispatch,
-        "wave": wave if dispatch else state.get("wave", 0),
-        "last_wave": last,
-    }
+    for item in dispatch:
+        item["last_wave"] = last
+    return update | {"dispatch": dispatch, "wave": wave if dispatch else state.get("wave", 0)}

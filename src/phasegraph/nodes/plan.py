@@ -421,7 +421,6 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         "results": [],  # the reducer's "new round": clears the previous round's results
         "dispatch": [],
         "wave": 0,
-        "last_wave": False,
         # The note has been carried into this plan; the next trigger writes a new one.
         "reflection_note": None,
     }

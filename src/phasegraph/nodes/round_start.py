@@ -30,6 +30,7 @@ For the same reason every node's update is cut to the writes that change the sta
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping
 from functools import cache
@@ -191,10 +192,13 @@ def changes_only(state: Any, result: Any) -> Any:
     local model reports no tokens), empty appends to a history, values the state already holds.
     Each would still be a write LangGraph saves with the step (a row in SQLite, a new channel
     version), about a third of a short-phase run's writes (bench). ``result`` is a node's update,
-    or the `chained` parts of one, whose writes apply in order; anything else is returned as is.
+    a `Command` (its route kept), or the `chained` parts of one, whose writes apply in order;
+    anything else is returned as is.
     """
     if isinstance(result, dict):
         return _changes(state, result)
+    if isinstance(result, Command):
+        return changes_only(state, [result])[0]
     if not isinstance(result, list) or not all(isinstance(c, Command) for c in result):
         return result
     parts = []
@@ -203,7 +207,7 @@ def changes_only(state: Any, result: Any) -> Any:
         if isinstance(update, dict):
             update = _changes(state, update)
             state = advanced(state, update)
-        parts.append(Command(update=update) if update is not command.update else command)
+        parts.append(dataclasses.replace(command, update=update))
     return parts
 
 

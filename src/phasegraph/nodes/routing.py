@@ -15,7 +15,7 @@ from typing import Literal
 from langgraph.types import Send
 
 from phasegraph.nodes.step_budget import JUDGE_STEPS, ROUND_MIN_STEPS, budget_left, budget_spent
-from phasegraph.state import State
+from phasegraph.state import State, TaskInput
 
 
 def _must_stop(state: State) -> bool:
@@ -115,9 +115,15 @@ def route_after_execute(state: State) -> Literal["human_review", "judge"] | list
     return "judge"
 
 
-def route_after_run_task(state: State) -> Literal["execute", "judge"]:
-    """After a wave: the next wave, or the judge when no task waits for this one."""
-    return "judge" if state.get("last_wave") else "execute"
+def route_after_run_task(task: TaskInput) -> Literal["execute", "judge"]:
+    """After a wave: the next wave, or the judge when no task waits for this one.
+
+    It reads the task the node was sent, and the node goes where it says (a `Command`): as a
+    conditional edge, LangGraph would copy every channel of the state for each task to read
+    it (0.2 ms a task, 7 % of bench's short-phase run). A task sent before its dispatch said
+    so goes to execute, which finds nothing left to send and goes on to the judge.
+    """
+    return "judge" if task.get("last_wave") else "execute"
 
 
 #: Statuses of a run that has not ended: a summary left from an earlier end is not this run's.

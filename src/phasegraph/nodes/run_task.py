@@ -18,10 +18,12 @@ from typing import Any, cast
 
 from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 
 from phasegraph.context import Context
 from phasegraph.nodes.deps import Deps, context_of, thread_id
 from phasegraph.nodes.execute import task_result
+from phasegraph.nodes.routing import route_after_run_task
 from phasegraph.progress import emit
 from phasegraph.state import TaskInput, TaskOutcome, TaskResult
 from phasegraph.storage.journal import journal_key
@@ -52,8 +54,11 @@ def _run_with_timeout(
     return ("ok" if ok else "failed"), output, time.monotonic() - start
 
 
-def run_task(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
-    """Execute one task once (journalled unless idempotent); its result joins the round's."""
+def run_task(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> Command[Any]:
+    """Execute one task once (journalled unless idempotent); its result joins the round's.
+
+    Then the next wave or the judge, as `routing.route_after_run_task` says.
+    """
     context = context_of(runtime)
     task, wave = state["task"], state["wave"]
     tool = deps.tools_for(context)[task["tool"]]
@@ -92,4 +97,6 @@ def run_task(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> dict[st
     )
     # The execution is counted here, once: if an earlier process ran it, its count was lost
     # with the writes that made this task run again.
-    return {"results": [result], "step_count": 1}
+    return Command(
+        update={"results": [result], "step_count": 1}, goto=route_after_run_task(state)
+    )

@@ -86,6 +86,8 @@ class TaskInput(TypedDict):
     """Dispatch number within the round."""
     timeout_s: float
     """Seconds the tool may take: the per-task limit, cut to what is left of the round's."""
+    last_wave: NotRequired[bool]
+    """Whether no task waits for this wave: its task hands over to the judge (else execute)."""
 
 
 def merge_results(old: list[TaskResult], new: list[TaskResult]) -> list[TaskResult]:
@@ -294,8 +296,6 @@ class State(TypedDict, total=False):
     """What `execute` hands to `run_task`s in the current wave, one item per task."""
     wave: int
     """Waves dispatched so far in the current round."""
-    last_wave: bool
-    """Whether no task waits for the current wave: its `run_task`s hand over to the judge."""
     tool_decisions: dict[str, str]
     """A person's allow / deny for justified tool requests, by journal key."""
     judgement: dict[str, Any] | None
