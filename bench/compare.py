@@ -14,6 +14,7 @@ import dataclasses
 import functools
 import gc
 import math
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -330,7 +331,8 @@ def overhead(actions: int, work: Path, repeats: int = 3) -> dict[str, Any]:
     checkpoints (the target), and in memory, which leaves the frameworks' own work: the
     difference is what each one writes to the file. Runs alternate between the systems, in
     reverse order every other repeat, so that a slow spell of the machine's disk falls on all
-    and no system always follows the same one; the best of ``repeats`` counts.
+    and no system always follows the same one. Figures are medians of ``repeats``; the ratio
+    to ReAct's is the median of the runs' paired ratios (`paired_ratio`).
 
     The time counted is the framework's (``framework_s``): the run's, less the CPU time the
     simulated model and tool spend on their own work (`SIMULATED`), which a model and tools
@@ -355,14 +357,24 @@ def overhead(actions: int, work: Path, repeats: int = 3) -> dict[str, Any]:
                 took.append(figures["framework_s"] / shape.actions)
                 walls[prefix, system].append(figures["real_s"] / shape.actions)
         for prefix, shape in shapes.items():
-            mine, react_s = min(times[prefix, shape.system]), min(times[prefix, "react"])
-            wall, react_wall = min(walls[prefix, shape.system]), min(walls[prefix, "react"])
+            mine, react_s = times[prefix, shape.system], times[prefix, "react"]
+            wall, react_wall = walls[prefix, shape.system], walls[prefix, "react"]
             # the chains' ReAct figure keeps its old name
             react_key = "react" if prefix == "phasegraph" else f"{prefix}_react"
             out |= {
-                f"{prefix}_ms_per_action{label}": mine * 1000,
-                f"{react_key}_ms_per_action{label}": react_s * 1000,
-                f"{prefix}_over_react{label}": mine / react_s,
-                f"{prefix}_wall_over_react{label}": wall / react_wall,
+                f"{prefix}_ms_per_action{label}": statistics.median(mine) * 1000,
+                f"{react_key}_ms_per_action{label}": statistics.median(react_s) * 1000,
+                f"{prefix}_over_react{label}": paired_ratio(mine, react_s),
+                f"{prefix}_wall_over_react{label}": paired_ratio(wall, react_wall),
             }
     return out
+
+
+def paired_ratio(mine: list[float], theirs: list[float]) -> float:
+    """The median of the ratios of runs made one after the other (the i-th of each).
+
+    A pair shares the machine's state of the moment, so a slow or a fast spell cancels out in
+    its ratio; a best-of-n of each instead compares the luckiest run of one system with the
+    luckiest of the other, and one lucky run moved it by a tenth.
+    """
+    return statistics.median(a / b for a, b in zip(mine, theirs, strict=True))
