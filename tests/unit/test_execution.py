@@ -193,6 +193,50 @@ def test_a_task_sent_without_saying_its_wave_is_the_last_goes_on_through_execute
     assert graph.get_state(config).values["status"] == "completed" and log == ["t0"]
 
 
+class OlderLayout(InMemorySaver):
+    """Hands checkpoints back as phasegraph saved them before a task carried its wave's end:
+    the sends without it, the state with ``last_wave``."""
+
+    def get_tuple(self, config):  # type: ignore[no-untyped-def]
+        saved = super().get_tuple(config)
+        if saved is not None:
+            values = saved.checkpoint["channel_values"]
+            sends = values.get("__pregel_tasks") or []
+            for send in sends:
+                values["last_wave"] = send.arg.pop("last_wave", values.get("last_wave"))
+        return saved
+
+
+def test_a_wave_an_older_version_left_half_run_ends_in_one_judge() -> None:
+    """Its finished task went to the judge by the state's flag; the one still to run, sent
+    without it, goes there too (a judge and an execute at once broke the thread for good)."""
+    log: list[str] = []
+    plan = round_plan(
+        ("t0", "nap", {"seconds": 0.01, "label": "a"}),
+        ("t1", "nap", {"seconds": 0.01, "label": "b"}),
+    )
+    script = make_script(
+        phase_planner=[phases("p1", "p2")],
+        plan_tool_call=[plan, round_plan(("t9", "nap", {"seconds": 0.01, "label": "z"}))],
+    )
+    saver = OlderLayout()
+    model = ScriptedChatModel(script=script)
+    graph = build_graph(model=model, tools=sleepy_tools(log), checkpointer=saver)
+    config = {"configurable": {"thread_id": "older"}}
+    graph.invoke({"request": "go"}, config, interrupt_before=["run_task"])
+    # the process stopped after the wave's first task: its writes saved, the second's not
+    stopped = graph.get_state(config)
+    first = next(t for t in stopped.tasks if t.name == "run_task")
+    done = {"task_id": "t0", "tool": "nap", "arguments": {"seconds": 0.01, "label": "a"}}
+    done |= {"status": "ok", "output": "slept", "duration_s": 0.01, "wave": 1, "replayed": False}
+    writes = [("results", [done]), ("step_count", 1), ("branch:to:judge", None)]
+    saver.put_writes(stopped.config, writes, first.id)
+    out = graph.invoke(None, config)
+    assert out["status"] == "completed", out.get("error")
+    assert log == ["b", "z"]  # the second task, then the next phase's
+    assert [len(r["results"]) for r in out["rounds"]] == [2, 1]  # each round judged once
+
+
 NAP = round_plan(("t1", "nap", {"seconds": 0.01, "label": "a"}))
 
 

@@ -21,12 +21,13 @@ from typing import Any, Literal, Union, cast, get_args, get_origin, get_type_hin
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint
+from langgraph.constants import TASKS
 from langgraph.errors import NodeError
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
-from langgraph.types import Command
+from langgraph.types import Command, Send
 
 from phasegraph.context import MAX_STEPS_LIMIT, Context
 from phasegraph.errors import ThreadPausedError, ThreadStateError, redact
@@ -192,6 +193,23 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
         if merged.get("max_concurrency") is None:
             merged["max_concurrency"] = Context.coerce(context).max_parallel + 2
         return cast(RunnableConfig, merged)
+
+    def _migrate_checkpoint(self, checkpoint: Checkpoint) -> None:
+        """LangGraph's migrations of a loaded checkpoint, then those of earlier phasegraphs.
+
+        Until 60db59b a wave's tasks went on by the state's ``last_wave``, which the tasks sent
+        now carry themselves. In a wave stopped part way (a crash, a kill), the tasks that
+        finished went by the old flag; the ones still to run are given it, so that every task
+        of the wave goes the same way (else the judge and execute would run at once).
+        """
+        super()._migrate_checkpoint(checkpoint)
+        values = checkpoint["channel_values"]
+        if "last_wave" not in values:
+            return
+        for packet in values.get(TASKS) or []:
+            if isinstance(packet, Send) and packet.node == "run_task":
+                if isinstance(packet.arg, dict):
+                    packet.arg.setdefault("last_wave", bool(values["last_wave"]))
 
     @contextlib.contextmanager
     def lease(self, config: RunnableConfig | None) -> Iterator[Lease | None]:

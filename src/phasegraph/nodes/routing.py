@@ -3,7 +3,9 @@
 Every router first sends a run that has a stop reason (an error, a failed stage, a rejection, a
 replan that declared the work done) to ``summarize``: a run always ends there. The budget is
 checked before every ``plan`` and ``replan`` (SPEC section 3): once spent, the run summarizes.
-Routers read only the state, so ``update_state(..., as_node=...)`` routes exactly as a run does.
+Routers read only the state, so ``update_state(..., as_node=...)`` routes exactly as a run does;
+all but `route_after_run_task`, which reads the task a `run_task` was sent and is applied by
+that node (an update as ``run_task`` goes nowhere: write it as ``execute``, which goes on).
 A node that ran the stages after its own in the same super-step (`nodes.round_start`) is routed
 where the last of them would be: its state says how far it got.
 """
