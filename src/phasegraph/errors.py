@@ -86,10 +86,13 @@ def _environment_secrets() -> list[str]:
     seen, secrets = _environment
     if isinstance(raw, dict) and raw == seen:
         return secrets
+    # The copy is taken before the values are read: a variable another thread sets meanwhile
+    # makes the next call read them again, never keeps its value out of the list.
+    seen = dict(raw) if isinstance(raw, dict) else None
     secrets = [
         value for name, value in os.environ.items() if len(value) >= 8 and _SECRET_NAME.search(name)
     ]
-    _environment = (dict(raw) if isinstance(raw, dict) else None, secrets)
+    _environment = (seen, secrets)
     return secrets
 
 

@@ -436,6 +436,8 @@ def test_a_tool_is_described_from_its_own_schema_each_read_once() -> None:
     # the same name, another object: each is described and typed by what it is
     assert "Repeat the text." in describe_tools([first])
     assert "Say the text back." in describe_tools([second])
+    first.description = "Echo it."  # a tool changed after a plan read it is read again
+    assert "Echo it." in describe_tools([first])
     # a plan may edit the schema it is given; the next plan's is whole again
     schema = plan_parameters([first])
     schema["properties"]["tasks"]["items"]["anyOf"][0]["properties"]["arguments"].clear()

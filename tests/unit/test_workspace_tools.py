@@ -468,3 +468,24 @@ def test_a_secret_set_in_the_environment_after_a_redaction_is_masked_too(
     assert redact(text) == "the endpoint said: bad key ***"
     monkeypatch.setenv("SERVICE_TOKEN", "0a1b2c3d4e5f")  # changed: the old value is no secret
     assert redact(text) == text
+
+
+def test_a_secret_set_while_the_environment_is_read_is_masked_from_the_next_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from phasegraph import errors
+
+    monkeypatch.setattr(errors, "_environment", (None, []))  # nothing read yet
+    items = os.environ.items
+
+    def set_meanwhile():  # type: ignore[no-untyped-def]
+        found = list(items())
+        os.environ["DEPLOY_TOKEN"] = "tok-9f8e7d6c5b4a"  # another thread, during the read
+        return found
+
+    monkeypatch.setattr(os.environ, "items", set_meanwhile)
+    monkeypatch.setenv("DEPLOY_TOKEN", "")  # restored afterwards
+    text = "deploy failed for tok-9f8e7d6c5b4a"
+    errors.redact(text)  # the read during which it was set
+    monkeypatch.setattr(os.environ, "items", items)
+    assert errors.redact(text) == "deploy failed for ***"

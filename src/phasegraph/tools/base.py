@@ -21,8 +21,9 @@ T = TypeVar("T")
 # What is read from a tool object's schema, made once per object: LangChain builds a tool's
 # parameters anew on every read (a pydantic model, its JSON schema), and every plan reads
 # them for its prompt and its schema. Entries hold their tool, so an id is not reused while
-# it is cached.
-_PER_TOOL: dict[tuple[str, int], tuple[BaseTool, Any]] = {}
+# it is cached, and what they were made from, so a tool given a new description or schema
+# is read again.
+_PER_TOOL: dict[tuple[str, int], tuple[BaseTool, str, object, Any]] = {}
 _PER_TOOL_LIMIT = 1024
 
 
@@ -30,12 +31,17 @@ def per_tool(kind: str, tool: BaseTool, make: Callable[[BaseTool], T]) -> T:
     """``make(tool)``, computed once per tool object and ``kind`` of reading."""
     key = (kind, id(tool))
     entry = _PER_TOOL.get(key)
-    if entry is not None and entry[0] is tool:
-        return entry[1]  # type: ignore[no-any-return]
+    if (
+        entry is not None
+        and entry[0] is tool
+        and entry[1] == tool.description
+        and entry[2] is tool.args_schema
+    ):
+        return entry[3]  # type: ignore[no-any-return]
     value = make(tool)
     if len(_PER_TOOL) >= _PER_TOOL_LIMIT:
         _PER_TOOL.clear()  # tools made per run, in a long-lived process: start over
-    _PER_TOOL[key] = (tool, value)
+    _PER_TOOL[key] = (tool, tool.description, tool.args_schema, value)
     return value
 
 
