@@ -210,6 +210,49 @@ def test_node_that_raises_ends_in_summarize(tools, function, node) -> None:
     assert out["final_summary"].startswith("## Report")
 
 
+@pytest.mark.parametrize(
+    ("raising", "waits"),
+    [
+        ({"t1"}, False),  # one task of the wave raised, the other finished: judge and summary
+        ({"t0", "t1"}, False),  # both raised: two errors in one step
+        ({"t1"}, True),  # a task waits for the wave: execute, then the summary
+    ],
+)
+def test_a_task_whose_node_raises_ends_the_run_in_one_summary(
+    tools, tool_log, monkeypatch: pytest.MonkeyPatch, raising: set[str], waits: bool
+) -> None:
+    from phasegraph.nodes import run_task
+
+    run = run_task._run_with_timeout
+
+    def breaks(tool, task, *args):  # type: ignore[no-untyped-def]
+        if task["id"] in raising:  # e.g. the journal's database failing under the call
+            raise RuntimeError(f"journal unavailable for {task['id']}")
+        return run(tool, task, *args)
+
+    monkeypatch.setattr(run_task, "_run_with_timeout", breaks)
+    plan = round_plan(("t0", "echo", {"text": "a"}), ("t1", "echo", {"text": "b"}))
+    if waits:
+        plan["tasks"].append({"id": "t2", "tool": "echo", "arguments": {"text": "c"}})
+        plan["tasks"][2]["depends_on"] = ["t0"]
+    model = ScriptedChatModel(script=make_script(plan_tool_call=[plan]))
+    graph = build_graph(model=model, tools=tools, checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    out = graph.invoke({"request": "go"}, config)
+    assert out["status"] == "failed" and out["stop_reason"] == "error"
+    assert out["error"]["node"] == "run_task" and out["error"]["type"] == "RuntimeError"
+    assert "journal unavailable" in out["final_summary"] and out["summary"]
+    failed = {r["task_id"]: r for r in out["results"] if r["status"] == "failed"}
+    assert set(failed) == raising
+    assert all("RuntimeError: journal unavailable" in r["output"] for r in failed.values())
+    # the wave's other task ran; nothing after the wave: no task waiting for it, no judgement
+    texts = {"t0": "a", "t1": "b"}
+    assert sorted(c[1]["text"] for c in tool_log.calls) == [
+        text for task, text in texts.items() if task not in raising
+    ]
+    assert out["rounds"] == []
+
+
 def test_node_that_raises_without_checkpointer_still_summarizes(tools) -> None:
     model = ExplodingModel(script=make_script(), explode_on="judge_tasks")
     out = build_graph(model=model, tools=tools).invoke({"request": "go"})

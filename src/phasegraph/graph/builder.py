@@ -2,7 +2,8 @@
 
 ``build_graph`` wires the eight nodes and their routers. Every node but ``summarize`` has
 LangGraph's error handler: an exception inside a node is recorded in the state (``error``) and the
-run goes to ``summarize``, which ends it with the error named, never with a traceback.
+run goes to ``summarize``, which ends it with the error named, never with a traceback. A
+``run_task`` goes there by way of the node its wave goes on to (`run_task.on_task_error`).
 
 The compiled graph is a `PhaseGraph`: a LangGraph ``CompiledStateGraph`` whose every run (invoke,
 stream, their async forms) holds the thread's lease and refuses new input for a thread that
@@ -30,7 +31,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
 from phasegraph.context import MAX_STEPS_LIMIT, Context
-from phasegraph.errors import ThreadPausedError, ThreadStateError, redact
+from phasegraph.errors import ThreadPausedError, ThreadStateError
 from phasegraph.nodes import (
     execute,
     human_review,
@@ -40,7 +41,7 @@ from phasegraph.nodes import (
     run_task,
     summarize,
 )
-from phasegraph.nodes.deps import Deps
+from phasegraph.nodes.deps import Deps, run_error
 from phasegraph.state import InputState, State, TaskInput
 from phasegraph.storage.database import Database, adatabase_of, database_of
 from phasegraph.storage.integrity import achecked_state, checked_state
@@ -125,14 +126,7 @@ def _human_review(state: State, runtime: Runtime[Context], deps: Deps) -> Any:
 
 def on_node_error(state: State, error: NodeError) -> Command[Any]:
     """Record a node's exception and end the run in summarize (SPEC section 2)."""
-    message = redact(str(error.error) or repr(error.error))
-    return Command(
-        update={
-            "stop_reason": "error",
-            "error": {"node": error.node, "type": type(error.error).__name__, "message": message},
-        },
-        goto="summarize",
-    )
+    return Command(update={"stop_reason": "error", "error": run_error(error)}, goto="summarize")
 
 
 class PhaseGraph(CompiledStateGraph[State, Context, InputState, State]):
@@ -370,6 +364,7 @@ def build_graph(
         _bind(run_task.run_task, deps),
         input_schema=TaskInput,
         destinations=("execute", "judge"),
+        error_handler=cast(Any, run_task.on_task_error),
     )
     # judge, then the next round's plan and first wave, or the summary, in the same super-step
     builder.add_node("judge", _bind(round_start.judge_round, deps))

@@ -9,12 +9,14 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
+from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
+from phasegraph.errors import redact
 from phasegraph.models import model_from_context
 from phasegraph.nodes.facts import commands_named, read_only, runs_programs, writes_needed
-from phasegraph.state import RoundRecord, State, TaskResult
+from phasegraph.state import RoundRecord, RunError, State, TaskResult
 from phasegraph.storage.journal import ToolJournal, journal_for
 from phasegraph.tools.builtin import Toolbox, WorkspaceSettings
 from phasegraph.tools.constraints import DEFAULT_TOOL_RULES, allowed_tools
@@ -86,6 +88,21 @@ def phase_window(state: State) -> list[RoundRecord]:
     return [
         r for r in state.get("rounds", []) if r["phase_id"] == phase_id and r["round_seq"] > start
     ]
+
+
+def run_error(error: NodeError) -> RunError:
+    """An exception a node raised, as the state records it: no secret in its message."""
+    message = redact(str(error.error) or repr(error.error))
+    return {"node": error.node, "type": type(error.error).__name__, "message": message}
+
+
+def task_error(state: State) -> RunError | None:
+    """The exception a task of the round in progress raised, if one did (see `on_task_error`).
+
+    The tasks of a wave go on together to one node (execute or the judge); that node ends the
+    round there and the run goes to summarize with the error (SPEC section 2).
+    """
+    return next((r["error"] for r in state.get("results", []) if r.get("error")), None)
 
 
 def run_results(state: State) -> list[TaskResult]:

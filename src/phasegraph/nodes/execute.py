@@ -28,6 +28,7 @@ from phasegraph.nodes.deps import (
     phase_allowed_tools,
     phase_window,
     run_results,
+    task_error,
     thread_id,
 )
 from phasegraph.nodes.facts import (
@@ -295,6 +296,8 @@ def round_elapsed(results: list[TaskResult]) -> float:
 
 def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     """Settle the tasks that cannot run and pick the next wave for `run_task`."""
+    if (raised := task_error(state)) is not None:
+        return {"stop_reason": "error", "error": raised, "dispatch": []}
     context = context_of(runtime)
     phase = current_phase(state)
     task_type = str((state.get("structured_request") or {}).get("task_type", ""))

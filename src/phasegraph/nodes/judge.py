@@ -27,6 +27,7 @@ from phasegraph.nodes.deps import (
     phase_allowed_tools,
     phase_window,
     run_results,
+    task_error,
 )
 from phasegraph.nodes.facts import (
     changed_files,
@@ -187,6 +188,8 @@ def close_phase(
 
 def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     """Ask `judge_tasks` about the round, impose the facts, and close the phase if it ended."""
+    if (raised := task_error(state)) is not None:
+        return {"stop_reason": "error", "error": raised}  # no judgement: the run ends here
     context = context_of(runtime)
     limits = limits_of(state)
     phase = current_phase(state)

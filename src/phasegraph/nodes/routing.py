@@ -108,8 +108,12 @@ def _first_wave_made(state: State) -> bool:
     return bool(tasks) and all(t["id"] in settled for t in tasks)
 
 
-def route_after_execute(state: State) -> Literal["human_review", "judge"] | list[Send]:
+def route_after_execute(
+    state: State,
+) -> Literal["summarize", "human_review", "judge"] | list[Send]:
     """Permission question -> human_review; a wave -> a `run_task` per task; else judge."""
+    if _must_stop(state):
+        return "summarize"  # a task of the last wave raised (`deps.task_error`)
     if state.get("pending_review"):
         return "human_review"
     if state.get("dispatch"):

@@ -17,11 +17,12 @@ import time
 from typing import Any, cast
 
 from langchain_core.tools import BaseTool
+from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from phasegraph.context import Context
-from phasegraph.nodes.deps import Deps, context_of, thread_id
+from phasegraph.nodes.deps import Deps, context_of, run_error, thread_id
 from phasegraph.nodes.execute import task_result
 from phasegraph.nodes.routing import route_after_run_task
 from phasegraph.progress import emit
@@ -100,3 +101,21 @@ def run_task(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> Command
     return Command(
         update={"results": [result], "step_count": 1}, goto=route_after_run_task(state)
     )
+
+
+def on_task_error(state: TaskInput, error: NodeError) -> Command[Any]:
+    """A `run_task` that raised: its task failed with the error, and it goes on with its wave.
+
+    Not straight to summarize, as other nodes' errors go (SPEC section 2): the other tasks of
+    the wave go on to execute or the judge, and two nodes after one wave would both end the
+    run (InvalidUpdateError). The node they all reach sees the error (`deps.task_error`),
+    records it as the run's and goes to summarize.
+    """
+    raised = run_error(error)
+    output = f"{raised['type']}: {raised['message']}"
+    result = task_result(state["task"], "failed", output, wave=state["wave"])
+    return Command(
+        update={"results": [result | {"error": raised}], "step_count": 1},
+        goto=route_after_run_task(state),
+    )
+

@@ -52,6 +52,17 @@ class Limits(TypedDict):
     """A phase may run estimated_rounds plus this many rounds."""
 
 
+class RunError(TypedDict):
+    """An exception raised inside a node; the run then goes to `summarize` (SPEC section 2)."""
+
+    node: str
+    """Node that raised."""
+    type: str
+    """Exception class name."""
+    message: str
+    """Exception message, secrets never included."""
+
+
 class TaskResult(TypedDict):
     """The outcome of one planned task, written by `execute` or `run_task`."""
 
@@ -71,6 +82,8 @@ class TaskResult(TypedDict):
     """Which dispatch of the round ran it (tasks of one wave run at the same time)."""
     replayed: bool
     """True when the result came from the tool journal instead of a new execution."""
+    error: NotRequired[RunError]
+    """The exception the task's node raised: the run stops at the node after the wave."""
 
 
 class TaskInput(TypedDict):
@@ -212,17 +225,6 @@ class Fallback(TypedDict):
     """Why the answers could not be used (the last validation error)."""
     action: str
     """What code decided from the facts instead (SPEC section 1)."""
-
-
-class RunError(TypedDict):
-    """An exception raised inside a node; the run then goes to `summarize` (SPEC section 2)."""
-
-    node: str
-    """Node that raised."""
-    type: str
-    """Exception class name."""
-    message: str
-    """Exception message, secrets never included."""
 
 
 def _append_all(current: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
