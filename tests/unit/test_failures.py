@@ -250,7 +250,44 @@ def test_a_task_whose_node_raises_ends_the_run_in_one_summary(
     assert sorted(c[1]["text"] for c in tool_log.calls) == [
         text for task, text in texts.items() if task not in raising
     ]
-    assert out["rounds"] == []
+    # the round is on record, unjudged, with what its tasks did (summary, report, show)
+    (record,) = out["rounds"]
+    assert [r["task_id"] for r in record["results"]] == ["t0", "t1"]
+    assert record["judgement"]["user_summary"].startswith("Not judged: the run stopped")
+    assert f"tasks {2 - len(raising)}/2 ok" in out["final_summary"]
+    # the error is the run's; no result keeps it, so a thread given more steps goes on
+    assert not any("error" in r for r in out["results"]) and out["dispatch"] == []
+
+
+def test_a_thread_a_task_error_ended_goes_on_when_given_more_steps(
+    tools, tool_log, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from phasegraph.nodes import run_task
+
+    run, raising = run_task._run_with_timeout, {"t1"}
+
+    def breaks(tool, task, *args):  # type: ignore[no-untyped-def]
+        if task["id"] in raising:
+            raise RuntimeError("journal unavailable")
+        return run(tool, task, *args)
+
+    monkeypatch.setattr(run_task, "_run_with_timeout", breaks)
+    plan = round_plan(("t0", "echo", {"text": "a"}), ("t1", "echo", {"text": "b"}))
+    again = round_plan(("t5", "echo", {"text": "z"}))
+    model = ScriptedChatModel(script=make_script(plan_tool_call=[plan, again]))
+    graph = build_graph(model=model, tools=tools, checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "m"}}
+    assert graph.invoke({"request": "go"}, config)["status"] == "failed"
+    raising.clear()  # the database is back
+    more = {"stop_reason": None, "error": None, "status": "running"}
+    graph.update_state(config, more, as_node="judge")
+    out = graph.invoke(None, config)
+    assert out["status"] == "completed", out["error"]
+    # new rounds: the stopped one's tasks are neither sent again nor taken for errors
+    texts = [c[1]["text"] for c in tool_log.calls]
+    assert texts[0] == "a" and set(texts[1:]) == {"z"}
+    rounds = [[r["task_id"] for r in record["results"]] for record in out["rounds"]]
+    assert rounds[0] == ["t0", "t1"] and all(r == ["t5"] for r in rounds[1:])
 
 
 def test_node_that_raises_without_checkpointer_still_summarizes(tools) -> None:

@@ -40,6 +40,7 @@ from phasegraph.nodes.facts import (
     writes_files,
     written_argument,
 )
+from phasegraph.nodes.judge import round_stopped
 from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
 from phasegraph.progress import emit
 from phasegraph.state import State, TaskInput, TaskOutcome, TaskResult, ToolViolation
@@ -297,7 +298,7 @@ def round_elapsed(results: list[TaskResult]) -> float:
 def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     """Settle the tasks that cannot run and pick the next wave for `run_task`."""
     if (raised := task_error(state)) is not None:
-        return {"stop_reason": "error", "error": raised, "dispatch": []}
+        return round_stopped(state, raised)
     context = context_of(runtime)
     phase = current_phase(state)
     task_type = str((state.get("structured_request") or {}).get("task_type", ""))

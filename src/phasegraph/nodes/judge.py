@@ -11,7 +11,7 @@ judge's answers cannot be used after their retries, the facts and the checks dec
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
@@ -67,6 +67,7 @@ from phasegraph.state import (
     Judgement,
     PhaseOutcome,
     RoundRecord,
+    RunError,
     State,
     TaskResult,
 )
@@ -132,6 +133,42 @@ def fallback_judgement(
     return normalise(judgement, results)
 
 
+def round_stopped(state: State, raised: RunError) -> dict[str, Any]:
+    """The update that ends the run at a task whose node raised (see `deps.task_error`).
+
+    The round is recorded with what its tasks did, unjudged, so the summary, the report and
+    ``phasegraph show`` tell it; its results keep no error (the run's ``error`` has it), and
+    no wave waits: a thread given more steps afterwards goes on from a clean round.
+    """
+    results = [
+        cast(TaskResult, {k: v for k, v in r.items() if k != "error"})
+        for r in state.get("results", [])
+    ]
+    failed = f"{raised['type']} in {raised['node']}: {raised['message']}"
+    judgement = Judgement(
+        phase_completion_rate=float((state.get("judgement") or {}).get("phase_completion_rate", 0)),
+        phase_completed=False,
+        user_summary=f"Not judged: the run stopped when a task's node raised ({failed}).",
+        next_action="continue_phase",
+        failed_reason=failed,
+    )
+    record: RoundRecord = {
+        "phase_id": current_phase(state)["id"],
+        "round": state["phase_round"],
+        "round_seq": state["round_seq"],
+        "tasks": (state.get("current_plan") or {}).get("tasks", []),
+        "results": results,
+        "judgement": normalise(judgement, results),
+    }
+    return {
+        "stop_reason": "error",
+        "error": raised,
+        "results": results,
+        "dispatch": [],
+        "rounds": [record],
+    }
+
+
 def judge_schema(can_ask: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The judge's parameters, and the variants a grammar-decoded judge is held to.
 
@@ -189,7 +226,7 @@ def close_phase(
 def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     """Ask `judge_tasks` about the round, impose the facts, and close the phase if it ended."""
     if (raised := task_error(state)) is not None:
-        return {"stop_reason": "error", "error": raised}  # no judgement: the run ends here
+        return round_stopped(state, raised)
     context = context_of(runtime)
     limits = limits_of(state)
     phase = current_phase(state)

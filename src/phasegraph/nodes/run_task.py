@@ -98,9 +98,7 @@ def run_task(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> Command
     )
     # The execution is counted here, once: if an earlier process ran it, its count was lost
     # with the writes that made this task run again.
-    return Command(
-        update={"results": [result], "step_count": 1}, goto=route_after_run_task(state)
-    )
+    return Command(update={"results": [result], "step_count": 1}, goto=route_after_run_task(state))
 
 
 def on_task_error(state: TaskInput, error: NodeError) -> Command[Any]:
@@ -118,4 +116,3 @@ def on_task_error(state: TaskInput, error: NodeError) -> Command[Any]:
         update={"results": [result | {"error": raised}], "step_count": 1},
         goto=route_after_run_task(state),
     )
-
