@@ -16,7 +16,7 @@ from phasegraph.context import Context
 from phasegraph.errors import redact
 from phasegraph.models import model_from_context
 from phasegraph.nodes.facts import commands_named, read_only, runs_programs, writes_needed
-from phasegraph.state import RoundRecord, RunError, State, TaskResult
+from phasegraph.state import RoundRecord, RunError, State, TaskOutcome, TaskResult
 from phasegraph.storage.journal import ToolJournal, journal_for
 from phasegraph.tools.builtin import Toolbox, WorkspaceSettings
 from phasegraph.tools.constraints import DEFAULT_TOOL_RULES, allowed_tools
@@ -88,6 +88,28 @@ def phase_window(state: State) -> list[RoundRecord]:
     return [
         r for r in state.get("rounds", []) if r["phase_id"] == phase_id and r["round_seq"] > start
     ]
+
+
+def task_result(
+    task: dict[str, Any],
+    status: TaskOutcome,
+    output: str,
+    duration: float = 0.0,
+    *,
+    wave: int = 0,
+    replayed: bool = False,
+) -> TaskResult:
+    """One task's result record."""
+    return {
+        "task_id": task["id"],
+        "tool": task["tool"],
+        "arguments": task["arguments"],
+        "status": status,
+        "output": output,
+        "duration_s": round(duration, 4),
+        "wave": wave,
+        "replayed": replayed,
+    }
 
 
 def run_error(error: NodeError) -> RunError:

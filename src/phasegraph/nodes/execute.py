@@ -29,6 +29,7 @@ from phasegraph.nodes.deps import (
     phase_window,
     run_results,
     task_error,
+    task_result,
     thread_id,
 )
 from phasegraph.nodes.facts import (
@@ -43,33 +44,11 @@ from phasegraph.nodes.facts import (
 from phasegraph.nodes.judge import round_stopped
 from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
 from phasegraph.progress import emit
-from phasegraph.state import State, TaskInput, TaskOutcome, TaskResult, ToolViolation
+from phasegraph.state import State, TaskInput, TaskResult, ToolViolation
 from phasegraph.storage.journal import journal_key
 from phasegraph.tools.base import is_idempotent, truncate
 from phasegraph.tools.constraints import refusal_reason
 from phasegraph.tools.workspace import Workspace, WorkspaceError
-
-
-def task_result(
-    task: dict[str, Any],
-    status: TaskOutcome,
-    output: str,
-    duration: float = 0.0,
-    *,
-    wave: int = 0,
-    replayed: bool = False,
-) -> TaskResult:
-    """One task's result record."""
-    return {
-        "task_id": task["id"],
-        "tool": task["tool"],
-        "arguments": task["arguments"],
-        "status": status,
-        "output": output,
-        "duration_s": round(duration, 4),
-        "wave": wave,
-        "replayed": replayed,
-    }
 
 
 def blind_writes(

@@ -28,6 +28,7 @@ from phasegraph.nodes.deps import (
     phase_window,
     run_results,
     task_error,
+    task_result,
 )
 from phasegraph.nodes.facts import (
     changed_files,
@@ -137,34 +138,60 @@ def round_stopped(state: State, raised: RunError) -> dict[str, Any]:
     """The update that ends the run at a task whose node raised (see `deps.task_error`).
 
     The round is recorded with what its tasks did, unjudged, so the summary, the report and
-    ``phasegraph show`` tell it; its results keep no error (the run's ``error`` has it), and
-    no wave waits: a thread given more steps afterwards goes on from a clean round.
+    ``phasegraph show`` tell it: one result per task (those a later wave would have run,
+    skipped), in the plan's order; the results keep no error (the run's ``error`` has it), and
+    no wave waits: a thread given more steps afterwards goes on from a clean round, whose
+    latest judgement is this one.
     """
-    results = [
-        cast(TaskResult, {k: v for k, v in r.items() if k != "error"})
-        for r in state.get("results", [])
-    ]
+    phase = current_phase(state)
     failed = f"{raised['type']} in {raised['node']}: {raised['message']}"
-    judgement = Judgement(
-        phase_completion_rate=float((state.get("judgement") or {}).get("phase_completion_rate", 0)),
-        phase_completed=False,
-        user_summary=f"Not judged: the run stopped when a task's node raised ({failed}).",
-        next_action="continue_phase",
-        failed_reason=failed,
+    done = {r["task_id"]: r for r in state.get("results", [])}
+    tasks: list[dict[str, Any]] = (state.get("current_plan") or {}).get("tasks", [])
+    results = [
+        cast(TaskResult, {k: v for k, v in done[t["id"]].items() if k != "error"})
+        if t["id"] in done
+        else task_result(t, "skipped", f"the run stopped first: {failed}")
+        for t in tasks
+    ]
+    results += [
+        cast(TaskResult, {k: v for k, v in r.items() if k != "error"})
+        for r in done.values()
+        if r["task_id"] not in {t["id"] for t in tasks}
+    ]
+    previous = state.get("judgement") or {}
+    judgement = normalise(
+        Judgement(
+            # the rate the phase had, if it had one: a new phase starts at none
+            phase_completion_rate=float(previous.get("phase_completion_rate", 0))
+            if previous.get("phase_id") == phase["id"]
+            else 0.0,
+            phase_completed=False,
+            user_summary=f"Not judged: the run stopped when a task's node raised ({failed}).",
+            next_action="continue_phase",
+            failed_reason=failed,
+        ),
+        results,
     )
+    judgement |= {
+        "phase_id": phase["id"],
+        "round": state["phase_round"],
+        "phase_ended_by": None,
+        "facts": {"changed_files": [], "failing_checks": []},
+    }
     record: RoundRecord = {
-        "phase_id": current_phase(state)["id"],
+        "phase_id": phase["id"],
         "round": state["phase_round"],
         "round_seq": state["round_seq"],
-        "tasks": (state.get("current_plan") or {}).get("tasks", []),
+        "tasks": tasks,
         "results": results,
-        "judgement": normalise(judgement, results),
+        "judgement": judgement,
     }
     return {
         "stop_reason": "error",
         "error": raised,
         "results": results,
         "dispatch": [],
+        "judgement": judgement,
         "rounds": [record],
     }
 

@@ -22,8 +22,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from phasegraph.context import Context
-from phasegraph.nodes.deps import Deps, context_of, run_error, thread_id
-from phasegraph.nodes.execute import task_result
+from phasegraph.nodes.deps import Deps, context_of, run_error, task_result, thread_id
 from phasegraph.nodes.routing import route_after_run_task
 from phasegraph.progress import emit
 from phasegraph.state import TaskInput, TaskOutcome, TaskResult
