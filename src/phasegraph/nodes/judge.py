@@ -145,19 +145,16 @@ def round_stopped(state: State, raised: RunError) -> dict[str, Any]:
     """
     phase = current_phase(state)
     failed = f"{raised['type']} in {raised['node']}: {raised['message']}"
-    done = {r["task_id"]: r for r in state.get("results", [])}
+    done = {
+        r["task_id"]: cast(TaskResult, {k: v for k, v in r.items() if k != "error"})
+        for r in state.get("results", [])
+    }
     tasks: list[dict[str, Any]] = (state.get("current_plan") or {}).get("tasks", [])
+    skipped = f"the run stopped first: {failed}"
     results = [
-        cast(TaskResult, {k: v for k, v in done[t["id"]].items() if k != "error"})
-        if t["id"] in done
-        else task_result(t, "skipped", f"the run stopped first: {failed}")
-        for t in tasks
+        done.pop(t["id"]) if t["id"] in done else task_result(t, "skipped", skipped) for t in tasks
     ]
-    results += [
-        cast(TaskResult, {k: v for k, v in r.items() if k != "error"})
-        for r in done.values()
-        if r["task_id"] not in {t["id"] for t in tasks}
-    ]
+    results += done.values()  # a result of no planned task, should there be one
     previous = state.get("judgement") or {}
     judgement = normalise(
         Judgement(
