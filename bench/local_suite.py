@@ -1,6 +1,7 @@
 """A local model on small workspace tasks: phasegraph against `create_react_agent`.
 
     python -m bench.local_suite [--model local:qwen2.5-coder-1.5b] [--modes alone,checks]
+                                [--set suite|held-back]
 
 Both systems get the same model (one llama.cpp instance in this process), the same six built-in
 workspace tools bound to a fresh copy of the task's files (a tool's error comes back to the
@@ -411,20 +412,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="", help="a model setting; empty: the default model")
     parser.add_argument("--modes", default=",".join(MODES), help="alone,checks or one of them")
     parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument(
+        "--set",
+        default="suite",
+        choices=("suite", "held-back"),
+        help="suite: the tasks faults are traced on; held-back: tasks never traced or tuned on",
+    )
     parser.add_argument("--tasks", default="", help="task names, comma-separated; empty: all")
     parser.add_argument("--work", default="", help="folder for workspaces and threads")
     parser.add_argument("--out", default="", help="write the raw figures here (JSON)")
     args = parser.parse_args(argv)
+    tasks = TASKS
+    if args.set == "held-back":
+        from bench.held_back import HELD_BACK  # it builds on this module's task type
+
+        tasks = HELD_BACK
     # A misspelt name would otherwise cost a long run before it shows as an error per task.
     for option, given, known in (
         ("--modes", args.modes, MODES),
         ("--systems", args.systems, tuple(SYSTEMS)),
-        ("--tasks", args.tasks, tuple(t.name for t in TASKS)),
+        ("--tasks", args.tasks, tuple(t.name for t in tasks)),
     ):
         unknown = [name for name in given.split(",") if name and name not in known]
         if unknown:
             parser.error(f"{option}: unknown {', '.join(unknown)}; known: {', '.join(known)}")
-    chosen = [t for t in TASKS if not args.tasks or t.name in args.tasks.split(",")]
+    chosen = [t for t in tasks if not args.tasks or t.name in args.tasks.split(",")]
     work = Path(args.work or f"/tmp/phasegraph-suite-{uuid.uuid4().hex[:6]}")
     work.mkdir(parents=True, exist_ok=True)
     result = run_suite(
