@@ -14,8 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal, TypeVar, cast, get_args
 
-from phasegraph.tools.commands import DEFAULT_ALLOWED_COMMANDS
+from phasegraph.tools.commands import DEFAULT_ALLOWED_COMMANDS, CommandSettings
 from phasegraph.tools.constraints import DEFAULT_TOOL_RULES, validate_rules
+from phasegraph.tools.sandbox import SANDBOX_MODES, SandboxMode
 
 # The largest budget a run may have; LangGraph's super-step limit is set from it.
 MAX_STEPS_LIMIT = 10_000
@@ -159,6 +160,15 @@ class Context:
             '["ls", "grep", "pytest"]. An interpreter listed here is handed to the model.'
         },
     )
+    command_sandbox: SandboxMode = field(
+        default_factory=_env("COMMAND_SANDBOX", "os", lambda s: cast(SandboxMode, s)),
+        metadata={
+            "description": "Where run_command and command checks run: os, in an "
+            "operating-system sandbox (Linux namespaces via bubblewrap: the workspace the only "
+            "writable place, no network, no other process visible), refused where the machine "
+            "cannot give one; checks, with the argument checks alone (weaker; no interpreter)."
+        },
+    )
     max_read_bytes: int = field(
         default_factory=_env("MAX_READ_BYTES", 1_000_000, int),
         metadata={"description": "Bytes read_file, edit_file and search_text read of one file."},
@@ -177,6 +187,11 @@ class Context:
 
     def __post_init__(self) -> None:
         """Reject settings that cannot work, naming the field."""
+        if self.command_sandbox not in SANDBOX_MODES:
+            raise ValueError(
+                f"command_sandbox must be one of {', '.join(SANDBOX_MODES)}; "
+                f"got {self.command_sandbox!r}"
+            )
         if self.review not in REVIEW_LEVELS:
             raise ValueError(
                 f"review must be one of {', '.join(REVIEW_LEVELS)}; got {self.review!r}"
@@ -207,6 +222,17 @@ class Context:
             value = getattr(self, name)
             if not low <= value <= high:
                 raise ValueError(f"{name} must be between {low:g} and {high:g}; got {value!r}")
+
+    @property
+    def command_settings(self) -> CommandSettings:
+        """How this run's commands and command checks run."""
+        return CommandSettings(
+            allowed=tuple(self.allowed_commands),
+            # under the task timeout, so a command is killed before its task is given up on
+            timeout_s=self.task_timeout_s * 0.9,
+            max_chars=self.max_output_chars,
+            sandbox=self.command_sandbox,
+        )
 
     @property
     def person_available(self) -> bool:

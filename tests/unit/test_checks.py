@@ -8,17 +8,17 @@ from pathlib import Path
 import pytest
 
 from phasegraph.tools.checks import CheckError, evaluate, label, parse_check, problem, record
+from phasegraph.tools.commands import CommandSettings
 from phasegraph.tools.workspace import Workspace
 
-ALLOWED = ["wc", "grep", "ls", "sleep"]
+ALLOWED = CommandSettings(allowed=("wc", "grep", "ls", "sleep"), timeout_s=5, max_chars=2000)
 
 
 def run(ws: Path, text: str) -> tuple[bool | None, str]:
     space = Workspace(str(ws))
     check = parse_check(text)
     assert problem(check, space, ALLOWED) is None
-    result = evaluate(record(check, "c1", "caller"), space, allowed=ALLOWED, timeout_s=5,
-                      max_chars=2000)  # fmt: skip
+    result = evaluate(record(check, "c1", "caller"), space, ALLOWED)
     return result["passed"], result["detail"]
 
 
@@ -106,8 +106,7 @@ def test_a_command_check_runs_as_run_command_does(tmp_path: Path) -> None:
 def test_a_command_that_cannot_run_has_not_passed(tmp_path: Path) -> None:
     space = Workspace(str(tmp_path))
     check = record(parse_check("cmd:sleep 5"), "c1", "caller")
-    result = evaluate(check, space, allowed=ALLOWED, timeout_s=0.2, max_chars=100)
+    result = evaluate(check, space, ALLOWED.capped(0.2))
     assert result["passed"] is False and "no exit within" in result["detail"]
-    refused = evaluate(record(parse_check("cmd:rm x"), "c2", "caller"), space, allowed=ALLOWED,
-                       timeout_s=1, max_chars=100)  # fmt: skip
+    refused = evaluate(record(parse_check("cmd:rm x"), "c2", "caller"), space, ALLOWED)
     assert refused["passed"] is False and "not an allowed command" in refused["detail"]

@@ -17,8 +17,14 @@ from phasegraph.nodes.facts import ENTRIES_SHOWN, workspace_files
 from phasegraph.tools import is_idempotent, run_tool
 from phasegraph.tools import workspace as workspace_module
 from phasegraph.tools.builtin import BUILTIN_TOOL_NAMES, WorkspaceSettings, workspace_tools
-from phasegraph.tools.commands import DEFAULT_ALLOWED_COMMANDS, scrubbed_environment
+from phasegraph.tools.commands import (
+    DEFAULT_ALLOWED_COMMANDS,
+    CommandSettings,
+    scrubbed_environment,
+)
 from phasegraph.tools.workspace import Workspace
+
+from scripts import processes_with
 
 OUTSIDE = "the outside file\n"
 SECRET = "sibling secret\n"
@@ -46,10 +52,13 @@ def ws(tmp_path: Path) -> Path:
 def toolset(root: Path, commands: tuple[str, ...] = DEFAULT_ALLOWED_COMMANDS, **kw: Any) -> Any:
     settings = WorkspaceSettings(
         root=str(root),
-        allowed_commands=commands,
+        commands=CommandSettings(
+            allowed=commands,
+            timeout_s=kw.get("timeout", 10.0),
+            max_chars=kw.get("max_output_chars", 2000),
+            sandbox=kw.get("sandbox", "os"),
+        ),
         max_read_bytes=kw.get("max_read_bytes", 100_000),
-        max_output_chars=kw.get("max_output_chars", 2000),
-        command_timeout_s=kw.get("timeout", 10.0),
     )
     return {t.name: t for t in workspace_tools(settings)}
 
@@ -180,11 +189,29 @@ def test_binary_and_non_utf8_files_do_not_crash(ws: Path) -> None:
     assert ok and "blob.bin" not in text.split("[")[0]
 
 
-def test_reads_are_capped(ws: Path) -> None:
-    (ws / "big.txt").write_text("line of text\n" * 100_000)  # 1.3 MB
-    ok, text = call(toolset(ws, max_read_bytes=10_000), "read_file", path="big.txt")
+def test_reads_are_capped_and_the_note_says_how_to_read_on(ws: Path) -> None:
+    (ws / "big.txt").write_text("".join(f"line {n:06}\n" for n in range(1, 100_001)))  # 1.2 MB
+    tools = toolset(ws, max_read_bytes=10_000)
+    ok, text = call(tools, "read_file", path="big.txt")
     assert ok and len(text) < 10_500
-    assert "the file is 1300000 bytes; only the first 10000 were read" in text
+    assert "lines 1-833 are shown, up to the 10000-byte read cap; read on with start_line=834" in (
+        text
+    )
+    # the advice works: a part far past the cap is read, and the last line too
+    ok, text = call(tools, "read_file", path="big.txt", start_line=834, end_line=836)
+    assert ok and text.startswith("line 000834\nline 000835\nline 000836\n")
+    ok, text = call(tools, "read_file", path="big.txt", start_line=99_999)
+    assert ok and text == "line 099999\nline 100000\n\n[lines 99999-100000 of 100000]"
+    ok, text = call(tools, "read_file", path="big.txt", start_line=200_000)
+    assert ok and "[no line from 200000 of 100000]" in text
+
+
+def test_a_line_longer_than_the_cap_is_shown_cut_and_the_read_moves_on(ws: Path) -> None:
+    (ws / "wide.txt").write_text("x" * 30_000 + "\nshort\n")
+    tools = toolset(ws, max_read_bytes=10_000)
+    ok, text = call(tools, "read_file", path="wide.txt")
+    assert ok and text.startswith("x" * 10_000) and "start_line=2" in text
+    assert call(tools, "read_file", path="wide.txt", start_line=2)[1].startswith("short\n")
 
 
 def test_a_symlink_inside_the_workspace_to_a_file_inside_works(ws: Path) -> None:
@@ -246,7 +273,8 @@ ESCAPES: list[tuple[str, str, dict[str, Any], str]] = [
     ("cat absolute", "run_command", {"argv": ["cat", "/etc/passwd"]}, "absolute"),
     ("cat dotdot", "run_command", {"argv": ["cat", "../outside.txt"]}, "outside"),
     ("grep outside", "run_command", {"argv": ["grep", "-r", "secret", "../ws-evil"]}, "outside"),
-    ("option=path", "run_command", {"argv": ["ls", "--directory=/etc"]}, "absolute"),
+    ("option=path", "run_command", {"argv": ["grep", "--file=/etc/passwd", "notes.txt"]},
+     "absolute"),
     ("tilde arg", "run_command", {"argv": ["ls", "~"]}, "home directory"),
     ("interpreter", "run_command", {"argv": ["python3", "-c", "print(1)"]}, "not an allowed"),
     ("nul in argv", "run_command", {"argv": ["cat", "notes.txt\x00"]}, "NUL byte"),
@@ -352,19 +380,6 @@ def test_an_allowed_command_runs_in_the_workspace(ws: Path) -> None:
     assert ok and text.startswith("exit code: 1")
 
 
-def _processes_with(marker: str) -> list[str]:
-    found = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\x00", b" ")
-            except OSError:
-                continue
-            if marker.encode() in cmdline:
-                found.append(pid)
-    return found
-
-
 def test_a_background_child_is_killed_with_its_command_on_timeout(ws: Path) -> None:
     tools = toolset(ws, commands=("sh",), timeout=1.0)  # the user chose to allow a shell
     start = time.monotonic()
@@ -372,7 +387,7 @@ def test_a_background_child_is_killed_with_its_command_on_timeout(ws: Path) -> N
     assert not ok and "no exit within 1 s" in text
     assert time.monotonic() - start < 5
     time.sleep(0.2)
-    assert _processes_with("sleep 987") == [] and _processes_with("sleep 988") == []
+    assert processes_with("sleep 987") == [] and processes_with("sleep 988") == []
 
 
 def test_a_background_child_does_not_outlive_a_command_that_exits(ws: Path) -> None:
@@ -380,7 +395,7 @@ def test_a_background_child_does_not_outlive_a_command_that_exits(ws: Path) -> N
     ok, text = call(tools, "run_command", argv=["sh", "-c", "sleep 986 > /dev/null & echo done"])
     assert ok and "done" in text
     time.sleep(0.2)
-    assert _processes_with("sleep 986") == []
+    assert processes_with("sleep 986") == []
 
 
 def test_the_caller_timeout_is_capped_by_the_settings(ws: Path) -> None:
@@ -397,8 +412,8 @@ def test_yes_floods_a_bounded_buffer_and_is_stopped(ws: Path) -> None:
     assert not ok and "more than 32000 bytes of output" in text
     assert len(text) < 2200 and "output truncated" in text
     assert grown_kib < 50_000
-    assert _processes_with("yes") == [] or all(
-        "yes" != Path(f"/proc/{p}/comm").read_text().strip() for p in _processes_with("yes")
+    assert processes_with("yes") == [] or all(
+        "yes" != Path(f"/proc/{p}/comm").read_text().strip() for p in processes_with("yes")
     )
 
 
@@ -437,14 +452,14 @@ def test_the_prompts_listing_stops_walking_once_it_has_what_it_shows(
     for i in range(50):
         (tmp_path / "zz" / "deep" / f"{i}.txt").write_text("x")
     visited: list[str] = []
-    real_walk = os.walk
+    real_walk = workspace_module.walk_tree
 
-    def walk(top: Any, **kwargs: Any) -> Any:
-        for current, dirs, files in real_walk(top, **kwargs):
+    def walk(top: Any) -> Any:
+        for current, dirs, files in real_walk(top):
             visited.append(str(current))
             yield current, dirs, files
 
-    monkeypatch.setattr(workspace_module.os, "walk", walk)
+    monkeypatch.setattr(workspace_module, "walk_tree", walk)
     context = Context(workspace=str(tmp_path))
     tools = {t.name: t for t in workspace_tools(workspace_settings(context))}
     line = workspace_files(context, tools)

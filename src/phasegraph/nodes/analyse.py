@@ -220,7 +220,7 @@ def proposed_checks(
     notes: list[str] = []
     for check in proposals:
         name = label(check)
-        why = problem(check, space, context.allowed_commands) or not_a_deliverable(
+        why = problem(check, space, context.command_settings) or not_a_deliverable(
             check, request, space
         )
         if why:

@@ -52,11 +52,8 @@ def workspace_settings(context: Context) -> WorkspaceSettings:
     """What the built-in tools of a run are bound to."""
     return WorkspaceSettings(
         root=context.workspace,
-        allowed_commands=tuple(context.allowed_commands),
+        commands=context.command_settings,
         max_read_bytes=context.max_read_bytes,
-        max_output_chars=context.max_output_chars,
-        # under the task timeout, so the command is killed before its task is given up on
-        command_timeout_s=context.task_timeout_s * 0.9,
     )
 
 

@@ -88,13 +88,7 @@ def evaluate_checks(
     wanted = None if ids is None else set(ids)
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     return [
-        evaluate(
-            check,
-            space,
-            allowed=context.allowed_commands,
-            timeout_s=context.task_timeout_s * 0.9,
-            max_chars=context.max_output_chars,
-        )
+        evaluate(check, space, context.command_settings)
         if wanted is None or check["id"] in wanted
         else check
         for check in checks

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from phasegraph.errors import ConfigurationError
 from phasegraph.tools.base import tool_index
-from phasegraph.tools.commands import run_command
+from phasegraph.tools.commands import CommandSettings, run_command
 from phasegraph.tools.mcp import load_mcp_tools
 from phasegraph.tools.workspace import Workspace
 
@@ -68,10 +68,8 @@ class WorkspaceSettings:
     """What the built-in tools are bound to (hashable: one tool set per distinct value)."""
 
     root: str
-    allowed_commands: tuple[str, ...]
+    commands: CommandSettings
     max_read_bytes: int
-    max_output_chars: int
-    command_timeout_s: float
 
 
 @lru_cache(maxsize=32)
@@ -80,14 +78,7 @@ def workspace_tools(settings: WorkspaceSettings) -> tuple[BaseTool, ...]:
     space = Workspace(settings.root, max_read_bytes=settings.max_read_bytes)
 
     def command(argv: list[str], timeout_s: float | None = None) -> str:
-        limit = settings.command_timeout_s
-        return run_command(
-            argv,
-            workspace=space,
-            allowed=settings.allowed_commands,
-            timeout_s=min(timeout_s, limit) if timeout_s and timeout_s > 0 else limit,
-            max_chars=settings.max_output_chars,
-        )
+        return run_command(argv, workspace=space, settings=settings.commands.capped(timeout_s))
 
     # What each tool declares (SPEC 5 and 11): "idempotent" (running it twice does no more than
     # once), "read_only" (it changes nothing, so no phase is narrowed away from it) and "writes"
@@ -122,7 +113,7 @@ def workspace_tools(settings: WorkspaceSettings) -> tuple[BaseTool, ...]:
             command,
             _RunCommand,
             "Run an allowed program (no shell) in the workspace: "
-            + ", ".join(settings.allowed_commands),
+            + ", ".join(settings.commands.allowed),
             # a command's effects are unknown: not idempotent, no file it writes; "runs" names
             # the argument that holds the program, for a request that asks to run one
             {"runs": "argv"},

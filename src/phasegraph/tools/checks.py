@@ -27,7 +27,7 @@ from pydantic import TypeAdapter, ValidationError
 from phasegraph.errors import CheckError
 from phasegraph.state import CheckRecord, CheckSource
 from phasegraph.state.checks import Check, normalise_check
-from phasegraph.tools.commands import check_argv, run_command
+from phasegraph.tools.commands import CommandSettings, check_argv, run_command
 from phasegraph.tools.workspace import SEARCH_TIMEOUT_S, Workspace, WorkspaceError
 
 KINDS = ("exists", "contains", "matches", "cmd")
@@ -98,11 +98,13 @@ def label(check: Mapping[str, Any]) -> str:
     return f"cmd:{command}" + (f"{EXPECT_SEPARATOR}{check['expect']}" if check["expect"] else "")
 
 
-def problem(check: Mapping[str, Any], workspace: Workspace, allowed: Sequence[str]) -> str | None:
+def problem(
+    check: Mapping[str, Any], workspace: Workspace, commands: CommandSettings
+) -> str | None:
     """Why a check cannot be used in this workspace (a path outside it, a command not allowed)."""
     try:
         if check["kind"] == "command":
-            check_argv(list(check["argv"]), allowed, workspace)
+            check_argv(list(check["argv"]), commands, workspace)
         else:
             workspace.relative(check["path"])
     except WorkspaceError as exc:
@@ -119,7 +121,7 @@ def validate_checks(checks: Sequence[object], context: Any) -> list[dict[str, An
     parsed = []
     for value in checks:
         check = parse_check(value)  # type: ignore[arg-type]
-        why = problem(check, space, context.allowed_commands)
+        why = problem(check, space, context.command_settings)
         if why:
             raise CheckError(f"check {why}")
         parsed.append(check)
@@ -146,17 +148,10 @@ def record(
     }
 
 
-def evaluate(
-    check: CheckRecord,
-    workspace: Workspace,
-    *,
-    allowed: Sequence[str],
-    timeout_s: float,
-    max_chars: int,
-) -> CheckRecord:
+def evaluate(check: CheckRecord, workspace: Workspace, commands: CommandSettings) -> CheckRecord:
     """The check with its result and what code saw; never raises."""
     try:
-        passed, detail = _evaluate(check, workspace, allowed, timeout_s, max_chars)
+        passed, detail = _evaluate(check, workspace, commands)
     except WorkspaceError as exc:
         passed, detail = False, str(exc)
     except Exception as exc:  # a check that cannot run has not passed; the reason is kept
@@ -165,14 +160,10 @@ def evaluate(
 
 
 def _evaluate(
-    check: CheckRecord,
-    workspace: Workspace,
-    allowed: Sequence[str],
-    timeout_s: float,
-    max_chars: int,
+    check: CheckRecord, workspace: Workspace, commands: CommandSettings
 ) -> tuple[bool, str]:
     if check["kind"] == "command":
-        return _run(check, workspace, allowed, timeout_s, max_chars)
+        return _run(check, workspace, commands)
     path = check["path"]
     rel = workspace.relative(path)
     full = workspace.real_root / rel
@@ -218,21 +209,9 @@ def _missing(path: str, text: str, size: int, wanted: str) -> str:
     return f"{path} ({size} bytes) has no {wanted}"
 
 
-def _run(
-    check: CheckRecord,
-    workspace: Workspace,
-    allowed: Sequence[str],
-    timeout_s: float,
-    max_chars: int,
-) -> tuple[bool, str]:
+def _run(check: CheckRecord, workspace: Workspace, commands: CommandSettings) -> tuple[bool, str]:
     command = shlex.join(check["argv"])
-    output = run_command(
-        list(check["argv"]),
-        workspace=workspace,
-        allowed=allowed,
-        timeout_s=timeout_s,
-        max_chars=max_chars,
-    )
+    output = run_command(list(check["argv"]), workspace=workspace, settings=commands)
     status, _, body = output.partition("\n")
     tail = _short(" ".join(body.split()[-60:]), 160)
     if status.strip() != "exit code: 0":

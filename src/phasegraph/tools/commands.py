@@ -1,33 +1,47 @@
 """`run_command`: an allowlisted program, no shell, in the workspace (SPEC section 5).
 
-What keeps a command in bounds:
+What keeps a command in bounds, in two lines:
 
-- argv is a list run without a shell, so no quoting, globbing, pipes or ``;`` exist;
-- the program is named, not given by path, and must be in ``Context.allowed_commands``;
-  programs that exist to run other programs (shells, ``env``, ``xargs``...) are refused unless
-  the user listed them, and arguments that make an allowed program run or write something
-  else (``find -exec``, ``sort -o``...) are refused;
-- arguments that are paths must stay in the workspace (same checks as the file tools);
-- the process gets its own process group, killed whole on timeout or when it has exited, so a
-  background child cannot outlive the call;
-- the environment keeps only a few harmless variables, never keys, tokens or secrets;
-- output is read into a capped buffer, and a command that floods it is stopped.
+1. the operating-system sandbox (`phasegraph.tools.sandbox`): the workspace the only writable
+   place, ``.git/`` and ``.phasegraph/`` read-only, no network, no other process visible, the
+   scrubbed environment, killed with its parent. Where the machine cannot give it, a command is
+   refused, unless the setting ``command_sandbox="checks"`` accepts the second line alone;
+2. the argument checks (`phasegraph.tools.argv_rules`): argv is a list run without a shell, the
+   program is named, not given by path, and must be in the allowlist; programs that exist to run
+   others (shells, ``env``, ``xargs``...) are refused unless the user listed them, interpreters
+   run only inside the sandbox, and each default program's options are read as the program reads
+   them, against a closed table.
 
-This is a guard against a model's mistakes, not an operating-system sandbox: a user who adds an
-interpreter such as ``python`` to the allowlist hands the model that interpreter.
+Either way the process gets its own process group, killed whole on timeout and when it has
+exited; the environment keeps only a few harmless variables; output is read into a capped buffer,
+and a command that floods it is stopped.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
+from phasegraph.tools.argv_rules import check_arguments
 from phasegraph.tools.base import TRUNCATION_MARKER
+from phasegraph.tools.sandbox import (
+    SandboxMode,
+    SandboxUnavailable,
+    absent_protected,
+    require_sandbox,
+    resolve_program,
+    sandbox_argv,
+    sandbox_environment,
+    seccomp_fd,
+    undo_created,
+)
 from phasegraph.tools.workspace import Workspace, WorkspaceError
 
 DEFAULT_ALLOWED_COMMANDS: tuple[str, ...] = (
@@ -67,16 +81,11 @@ COMMAND_RUNNERS = frozenset(
     }
 )  # fmt: skip
 
-# Options that make an allowed program run a command or write a file of its choosing.
-DANGEROUS_OPTIONS: Mapping[str, tuple[str, ...]] = {
-    "find": ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprintf", "-fls"),
-    "sort": ("-o", "--output", "--compress-program"),
-    "grep": ("--devices",),
-    "diff": ("--to-file", "--from-file"),
-}
-
-# Programs that open no file: their arguments are operands ("expr 6 / 2"), never paths.
-NO_FILE_ARGUMENTS = frozenset({"expr"})
+#: Programs that run any code they are given: allowed only inside the sandbox.
+INTERPRETERS = frozenset(
+    {"python", "python3", "perl", "ruby", "node", "nodejs", "php", "lua", "tclsh", "awk",
+     "gawk", "mawk", "sed", "make", "git"}
+)  # fmt: skip
 
 ENV_KEPT = ("PATH", "LANG", "LANGUAGE", "TZ", "TERM", "TMPDIR", "USER", "LOGNAME", "HOME")
 _SECRET_NAME = re.compile(
@@ -84,6 +93,8 @@ _SECRET_NAME = re.compile(
 )
 # A flood is stopped once this many times the kept output has been read.
 FLOOD_FACTOR = 16
+#: Seconds between looks at a running command's output size and deadline.
+FLOOD_POLL_S = 0.05
 _READ_CHUNK = 65536
 
 
@@ -99,7 +110,23 @@ def scrubbed_environment(source: Mapping[str, str] | None = None) -> dict[str, s
     return kept
 
 
-def check_argv(argv: object, allowed: Sequence[str], workspace: Workspace) -> list[str]:
+@dataclass(frozen=True)
+class CommandSettings:
+    """How commands run: which programs, for how long, how much output is kept, and where."""
+
+    allowed: tuple[str, ...] = DEFAULT_ALLOWED_COMMANDS
+    timeout_s: float = 30.0
+    max_chars: int = 4000
+    sandbox: SandboxMode = "os"
+
+    def capped(self, timeout_s: float | None) -> CommandSettings:
+        """These settings with a caller's timeout, never beyond the set one."""
+        if timeout_s and timeout_s > 0:
+            return replace(self, timeout_s=min(timeout_s, self.timeout_s))
+        return self
+
+
+def check_argv(argv: object, settings: CommandSettings, workspace: Workspace) -> list[str]:
     """The argv to run, or a WorkspaceError that says why it is refused."""
     if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
         raise WorkspaceError('argv must be a non-empty list of strings, e.g. ["ls", "-l"]')
@@ -111,71 +138,86 @@ def check_argv(argv: object, allowed: Sequence[str], workspace: Workspace) -> li
             f"{program!r}: give the command by name (e.g. {os.path.basename(program)!r}); paths "
             "to programs are not allowed"
         )
+    allowed = settings.allowed
     if program not in allowed:
         why = " (it runs other commands)" if program in COMMAND_RUNNERS else ""
         raise WorkspaceError(
             f"{program!r} is not an allowed command{why}; allowed: {', '.join(allowed) or 'none'}"
         )
-    for arg in argv[1:]:
-        option = arg.split("=", 1)[0]
-        if option in DANGEROUS_OPTIONS.get(program, ()) or (
-            program == "sort" and arg.startswith("-o")
-        ):
-            raise WorkspaceError(f"{program} {option} is not allowed (it runs or writes elsewhere)")
-        for candidate in () if program in NO_FILE_ARGUMENTS else _path_like(arg):
-            workspace.relative(candidate)  # raises for a path that leaves the workspace
+    if settings.sandbox == "checks" and program in INTERPRETERS:
+        raise WorkspaceError(
+            f"{program!r} runs any code it is given, so it runs only inside the operating-system "
+            "sandbox, which the setting command_sandbox='checks' turned off"
+        )
+    check_arguments(program, argv[1:], workspace)
     return list(argv)
-
-
-def _path_like(arg: str) -> list[str]:
-    """The parts of an argument that name a path outside the workspace if anything does."""
-    values = [arg, arg.split("=", 1)[1]] if "=" in arg else [arg]
-    return [
-        v
-        for v in values
-        if v.startswith(("/", "~"))
-        or v == ".."
-        or v.startswith("../")
-        or "/../" in v
-        or v.endswith("/..")
-    ]
 
 
 def run_command(
     argv: list[str],
     *,
     workspace: Workspace,
-    allowed: Sequence[str],
-    timeout_s: float,
-    max_chars: int,
+    settings: CommandSettings,
 ) -> str:
     """Run ``argv`` in the workspace; its exit code and (capped) output, or a WorkspaceError."""
-    args = check_argv(argv, allowed, workspace)
+    args = check_argv(argv, settings, workspace)
+    root = workspace.real_root
+    env = scrubbed_environment()
+    absent = absent_protected(root) if settings.sandbox == "os" else []
     try:
-        process = subprocess.Popen(
-            args,
-            cwd=workspace.real_root,
-            env=scrubbed_environment(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    except FileNotFoundError:
-        raise WorkspaceError(f"{args[0]!r} is not installed on this machine") from None
-    buffer = _CappedBuffer(max_chars)
+        with contextlib.ExitStack() as stack:
+            passed: tuple[int, ...] = ()
+            if settings.sandbox == "os":
+                binary = require_sandbox()
+                passed = (stack.enter_context(seccomp_fd()),)
+                args = sandbox_argv(binary, resolve_program(args[0]), args[1:], root, passed[0])
+                env = sandbox_environment(env)
+            process = subprocess.Popen(
+                args,
+                cwd=root,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                pass_fds=passed,
+            )
+    except SandboxUnavailable as exc:
+        raise WorkspaceError(str(exc)) from None
+    except FileNotFoundError as exc:
+        missing = exc.args[0] if exc.args and isinstance(exc.args[0], str) else ""
+        raise WorkspaceError(missing or f"{args[0]!r} is not installed on this machine") from None
+    try:
+        return _collect(process, settings)
+    finally:
+        undone = undo_created(root, absent) if absent else []
+        if undone:
+            raise WorkspaceError(
+                f"the command made {', '.join(n + '/' for n in undone)}, which commands may "
+                "not write; it was taken away"
+            )
+
+
+def _collect(process: subprocess.Popen[bytes], settings: CommandSettings) -> str:
+    """The exit code and capped output of a started command, which is gone when this returns."""
+    buffer = _CappedBuffer(settings.max_chars)
     reader = threading.Thread(target=buffer.drain, args=(process,), daemon=True)
     reader.start()
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + settings.timeout_s
     stopped = ""
-    while process.poll() is None:
-        if time.monotonic() >= deadline:
-            stopped = f"[stopped: no exit within {timeout_s:g} s]"
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            stopped = f"[stopped: no exit within {settings.timeout_s:g} s]"
             break
         if buffer.flooded:
             stopped = f"[stopped: more than {buffer.flood_limit} bytes of output]"
             break
-        time.sleep(0.02)
+        try:  # Popen.wait polls from half a millisecond up: a quick command returns at once
+            process.wait(timeout=min(left, FLOOD_POLL_S))
+            break
+        except subprocess.TimeoutExpired:
+            continue
     # the group goes whole, also after a normal exit: a background child must not outlive us
     _kill_group(process.pid)
     process.wait()

@@ -1,0 +1,181 @@
+"""The argument checks, the second line behind the sandbox (SPEC section 5).
+
+Each attack is refused by the checks alone (``command_sandbox="checks"``) and, the checks being
+the second line either way, inside the sandbox too; the ordinary uses of the same programs run.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from phasegraph.tools.commands import DEFAULT_ALLOWED_COMMANDS, CommandSettings, run_command
+from phasegraph.tools.workspace import Workspace, WorkspaceError
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "config").write_text("[core]\n")
+    (root / ".phasegraph").mkdir()
+    (root / ".phasegraph" / "threads.sqlite").write_text("db")
+    (root / "in.txt").write_text("b\na\nb\n")
+    (root / "s.txt").write_text("sh -c 'echo pwned > pwned.txt'\n")
+    (root / "data.csv").write_text("id,name\n2,bob\n1,ann\n")
+    (root / "l").write_text("/etc/passwd\x00")
+    (root / "list.txt").write_text("/etc/passwd\n")
+    (root / "sums").write_text("0 /etc/passwd\n")
+    (tmp_path / "outside.txt").write_text("outside\n")
+    os.symlink(tmp_path / "outside.txt", root / "lnk")
+    os.symlink(tmp_path / "victim.txt", root / "vlnk")
+    os.mkfifo(root / "fifo")
+    return root
+
+
+def run(root: Path, argv: list[str], sandbox: str = "checks") -> str:
+    settings = CommandSettings(
+        allowed=DEFAULT_ALLOWED_COMMANDS, timeout_s=5, max_chars=4000, sandbox=sandbox  # type: ignore[arg-type]
+    )
+    return run_command(argv, workspace=Workspace(str(root)), settings=settings)
+
+
+ATTACKS = [
+    # from the report: option prefixes, glued short options, file lists, writes, symlinks
+    (["sort", "--compress-prog=sh", "-S", "1K", "-T", "t", "s.txt"], "runs another program"),
+    (["date", "-f/etc/passwd"], "absolute path"),
+    (["sort", "-z", "--files0-from=l"], "list of paths"),
+    (["wc", "--files0-from=l"], "list of paths"),
+    (["file", "-f", "list.txt"], "list of paths"),
+    (["uniq", "in.txt", ".git/config"], "writes a file"),
+    (["find", ".", "-fprint0", ".git/HEAD"], "writes a file"),
+    (["sort", "-ro", ".git/x", "in.txt"], "writes a file"),
+    (["sort", "--outp=.phasegraph/threads.sqlite", "in.txt"], "writes a file"),
+    (["cat", "lnk"], "outside the workspace"),
+    (["uniq", "in.txt", "vlnk"], "writes a file"),
+    # more of each kind
+    (["sort", "--o", "x", "in.txt"], "writes a file"),  # the shortest prefix of --output
+    (["sort", "--compress=sh", "in.txt"], "runs another program"),
+    (["sort", "-T/tmp", "in.txt"], "writes a file"),
+    (["sort", "--temp=.", "in.txt"], "writes a file"),
+    (["sort", "--random-source=/dev/urandom", "in.txt"], "absolute path"),
+    (["wc", "--files0=l"], "list of paths"),
+    (["md5sum", "-c", "sums"], "list of paths"),
+    (["sha256sum", "--ch", "sums"], "list of paths"),
+    (["diff", "-l", "in.txt", "data.csv"], "runs another program"),
+    (["diff", "--pag", "in.txt", "data.csv"], "runs another program"),
+    (["diff", "-r", ".", "lnk"], "follows symlinks"),
+    (["diff", "--from-file=/etc/passwd", "in.txt"], "absolute path"),
+    (["grep", "-R", "x", "."], "follows symlinks"),
+    (["grep", "--dereference-r", "x", "."], "follows symlinks"),
+    (["grep", "-rf/etc/passwd", "."], "absolute path"),
+    (["grep", "--exclude-from=../outside.txt", "x", "."], "outside the workspace"),
+    (["grep", "-D", "read", "x", "fifo"], "devices and FIFOs"),
+    (["tail", "-f", "in.txt"], "waits for the file"),
+    (["tail", "-5f", "in.txt"], "waits for the file"),
+    (["tail", "--fo=name", "in.txt"], "waits for the file"),
+    (["file", "-m", "magic:/etc/magic", "in.txt"], "magic files"),
+    (["file", "-C", "in.txt"], "writes a file"),
+    (["file", "-p", "in.txt"], "access times"),
+    (["file", "-L", "lnk"], "follows symlinks"),
+    (["date", "-s", "2020-01-01"], "sets the clock"),
+    (["date", "--se=2020-01-01"], "sets the clock"),
+    (["date", "010100002020"], "sets the clock"),
+    (["date", "--reference=lnk"], "outside the workspace"),
+    (["ls", "-L", "lnk"], "follows symlinks"),
+    (["ls", "--dereference-command-line-s", "lnk"], "follows symlinks"),
+    (["stat", "-L", "lnk"], "follows symlinks"),
+    (["find", "-L", "."], "follows symlinks"),
+    (["find", ".", "-follow"], "follows symlinks"),
+    (["find", ".", "-exec", "sh", "-c", "id", ";"], "runs another program"),
+    (["find", ".", "-fls", "out"], "writes a file"),
+    (["find", ".", "-delete"], "deletes files"),
+    (["find", ".", "-newer", "/etc/passwd"], "absolute path"),
+    (["find", "/", "-name", "passwd"], "absolute path"),
+    (["find", ".", "-files0-from", "l"], "list of paths"),
+    (["find", ".", "-nosuchpredicate"], "not a predicate"),
+    (["cat", "fifo"], "not a regular file"),
+    (["head", "-c5", "--", "/etc/passwd"], "absolute path"),
+    (["cut", "-f1", "../outside.txt"], "outside the workspace"),
+    (["cat", "lnk/../in.txt"], "outside the workspace"),
+    (["sort", "--zzz", "in.txt"], "not an option"),
+    (["sort", "-Q", "in.txt"], "not an option"),
+    (["ls", "--d", "."], "ambiguous"),
+]
+
+
+@pytest.mark.parametrize(("argv", "message"), ATTACKS, ids=[" ".join(a[0]) for a in ATTACKS])
+def test_an_attack_is_refused_by_the_checks_alone(ws: Path, argv: list[str], message: str) -> None:
+    before = {p.name: p.read_bytes() for p in ws.iterdir() if p.is_file() and not p.is_symlink()}
+    with pytest.raises(WorkspaceError, match=message):
+        run(ws, argv)
+    after = {p.name: p.read_bytes() for p in ws.iterdir() if p.is_file() and not p.is_symlink()}
+    assert after == before and not (ws.parent / "victim.txt").exists()
+
+
+def test_the_attacks_are_refused_inside_the_sandbox_too(ws: Path) -> None:
+    for argv, message in ATTACKS[:12]:
+        with pytest.raises(WorkspaceError, match=message):
+            run(ws, argv, sandbox="os")
+
+
+def test_there_are_at_least_50_attacks() -> None:
+    assert len(ATTACKS) >= 50
+
+
+ORDINARY = [
+    (["sort", "-t,", "-k1,1n", "data.csv"], "id,name\n1,ann\n2,bob"),
+    (["sort", "--numeric", "-r", "in.txt"], "b\nb\na"),
+    (["uniq", "-c", "in.txt"], "1 b"),
+    (["grep", "-c", "b", "in.txt"], "2"),
+    (["grep", "-e", "a", "-e", "b", "--", "in.txt"], "b\na\nb"),
+    (["grep", "-rn", "ann", "."], "data.csv:3:1,ann"),
+    (["head", "-n1", "in.txt"], "b"),
+    (["head", "-2", "in.txt"], "b\na"),
+    (["tail", "-n", "1", "in.txt"], "b"),
+    (["wc", "-l", "in.txt"], "3 in.txt"),
+    (["cut", "-d,", "-f2", "data.csv"], "name\nbob\nann"),
+    (["find", ".", "-name", "*.csv", "-type", "f"], "./data.csv"),
+    (["ls", "-1", "--hide=*.txt"], "data.csv"),
+    (["date", "-u", "+%Y"], "20"),
+    (["date", "-d", "2026-01-02", "+%d"], "02"),
+    (["diff", "in.txt", "in.txt"], "exit code: 0"),
+    (["expr", "17", "+", "25"], "42"),
+    (["echo", "--output=/etc/passwd"], "--output=/etc/passwd"),
+    (["md5sum", "in.txt"], "in.txt"),
+    (["stat", "-c", "%s", "in.txt"], "6"),
+    (["cat", "-n", ".git/config"], "[core]"),
+]
+
+
+@pytest.mark.parametrize(("argv", "shown"), ORDINARY, ids=[" ".join(a[0]) for a in ORDINARY])
+def test_ordinary_uses_run(ws: Path, argv: list[str], shown: str) -> None:
+    for sandbox in ("checks", "os"):
+        out = run(ws, argv, sandbox=sandbox)
+        assert shown in out, (sandbox, out)
+
+
+def test_an_interpreter_runs_only_inside_the_sandbox(ws: Path) -> None:
+    weaker = CommandSettings(allowed=("python3",), sandbox="checks")
+    with pytest.raises(WorkspaceError, match="runs any code"):
+        run_command(["python3", "-c", "print(1)"], workspace=Workspace(str(ws)), settings=weaker)
+    inside = CommandSettings(allowed=("python3",), sandbox="os")
+    out = run_command(["python3", "-c", "print(6 * 7)"], workspace=Workspace(str(ws)),
+                      settings=inside)  # fmt: skip
+    assert out == "exit code: 0\n42\n"
+
+
+def test_a_callers_program_without_a_table_keeps_to_the_workspace(ws: Path) -> None:
+    settings = CommandSettings(allowed=("printf",), sandbox="checks")
+    space = Workspace(str(ws))
+    for argv, message in [
+        (["printf", "%s", "lnk"], "outside the workspace"),
+        (["printf", "-v/etc/passwd"], "absolute path"),
+        (["printf", "--x=../y"], "outside the workspace"),
+        (["printf", "%s", ".git/config"], "which commands may not touch"),
+    ]:
+        with pytest.raises(WorkspaceError, match=message):
+            run_command(argv, workspace=space, settings=settings)
+    assert run_command(["printf", "%s", "ok"], workspace=space, settings=settings).endswith("ok")
