@@ -14,12 +14,14 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import regex
+
+from phasegraph.tools.text_files import decode, lines_of, stray_control
 
 # Directories no tool writes into: .git runs hooks, .phasegraph holds the run's own database.
 PROTECTED_DIRS = frozenset({".git", ".phasegraph"})
@@ -34,41 +36,14 @@ MAX_PATTERN_CHARS = 500
 SEARCH_TIMEOUT_S = 5.0
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+# O_NONBLOCK: a FIFO opened to read waits for a writer; non-blocking, the open returns at once
+# and the file is then refused for what it is.
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
 
 
 class WorkspaceError(ValueError):
     """A tool call the workspace refuses; the message says why and what to do instead."""
-
-
-# Control characters a text file written by a tool does not hold: all but tab, newline,
-# carriage return, form feed (page breaks in old sources) and escape (terminal colours).
-_STRAY_CONTROL = regex.compile("[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
-_CONTROL_NAMES = {"\x00": "NUL", "\x08": "backspace", "\x0b": "vertical tab"}
-
-
-def stray_control(text: str, already: Callable[[], str]) -> str | None:
-    r"""Why ``text`` cannot be written: a control character that ``already()`` does not hold.
-
-    A model writes a file's text as a JSON string, where ``\b`` is a backspace: the 1.5B
-    model wrote "alpha\beta" for "alpha\nbeta", the file got "alpha", a backspace and
-    "eta", and its judge, reading the text back, called the join done. A text that holds such
-    a character by design (the file held it already) is written as asked.
-    """
-    if _STRAY_CONTROL.search(text) is None:
-        return None
-    held = already()
-    for found in _STRAY_CONTROL.finditer(text):
-        char = found.group()
-        if char not in held:
-            line = text.count("\n", 0, found.start()) + 1
-            column = found.start() - text.rfind("\n", 0, found.start())
-            name = _CONTROL_NAMES.get(char, f"U+{ord(char):04X}")
-            return (
-                f"it holds a control character ({name}) at line {line}, column {column}, which "
-                "a text file does not hold: a mistyped escape (\\b for \\n?); nothing was written"
-            )
-    return None
 
 
 @dataclass(frozen=True)
@@ -151,7 +126,8 @@ class Workspace:
                 raise _moved(rel.name, exc) from None
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
-            raise WorkspaceError(f"{str(rel)!r} is not a regular file")
+            raise WorkspaceError(not_regular(str(rel)))
+        os.set_blocking(fd, True)
         return fd
 
     def read_bytes(self, rel: PurePosixPath, limit: int) -> tuple[bytes, int]:
@@ -173,7 +149,8 @@ class Workspace:
                 mode = stat.S_IMODE(existing.st_mode)
             except FileNotFoundError:
                 pass
-            temp = f".{rel.name}.phasegraph-{os.getpid()}-{os.urandom(4).hex()}.tmp"
+            # short whatever the name: a name near the 255-byte limit still gets written
+            temp = f".pg-{os.getpid()}-{os.urandom(6).hex()}.tmp"
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
             fd = os.open(temp, flags, mode, dir_fd=d)
             try:
@@ -195,8 +172,11 @@ class Workspace:
     def list_files(self, path: str = ".") -> str:
         """Files under ``path``, recursively; directories end in '/', symlinks in '@' (as ls -F)."""
         rel = self.relative(path)
-        if (self.real_root / rel).is_file():
+        full = self.real_root / rel
+        if full.is_file():
             return str(rel)
+        if os.path.lexists(full) and not full.is_dir():
+            raise WorkspaceError(not_regular(str(rel)))
         entries: list[str] = []
         more = 0
         for entry in self.walk(path):
@@ -221,44 +201,45 @@ class Workspace:
         start = root / rel
         if not start.is_dir():
             raise WorkspaceError(f"{path!r} does not exist")
-        for current, dirs, files in os.walk(start, followlinks=False):
-            dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
-            here = Path(current).relative_to(root)
-            for name in [*dirs, *sorted(files)]:
-                full = Path(current) / name
+        for current, dirs, files in walk_tree(start):
+            here = current.relative_to(root)
+            for name in [*dirs, *files]:
+                full = current / name
                 mark = "@" if full.is_symlink() else "/" if name in dirs else ""
                 yield f"{here / name}{mark}"
 
     def read_file(
         self, path: str, start_line: int | None = None, end_line: int | None = None
     ) -> str:
-        """A text file's lines (1-based, inclusive range), capped at ``max_read_bytes``."""
+        """A text file's lines (1-based, inclusive range), at most ``max_read_bytes`` of them.
+
+        Any part of a larger file can be read: the lines before ``start_line`` are skipped, not
+        kept, and when the cap stops a read its note names the ``start_line`` that reads on.
+        """
         rel = self.relative(path)
         if start_line is not None and start_line < 1:
             raise WorkspaceError("start_line counts from 1")
         if end_line is not None and start_line is not None and end_line < start_line:
             raise WorkspaceError("end_line must not be before start_line")
-        data, size = self.read_bytes(rel, self.max_read_bytes)
-        if b"\x00" in data[:BINARY_SNIFF_BYTES]:
-            return f"{rel} is a binary file ({size} bytes); it is not shown"
-        text, note = _decode(data)
-        lines = text.splitlines(keepends=True)
-        if len(data) < size and lines and not data.endswith(b"\n"):
-            lines.pop()  # the cap cut this line short
         first = start_line or 1
-        last = min(end_line or len(lines), len(lines))
-        body = "".join(lines[first - 1 : last])
+        with os.fdopen(self.open_file(rel), "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if b"\x00" in handle.read(BINARY_SNIFF_BYTES):
+                return f"{rel} is a binary file ({size} bytes); it is not shown"
+            handle.seek(0)
+            part = lines_of(handle, first, end_line, self.max_read_bytes)
+        text, note = decode(part.data)
         notes = [note] if note else []
-        if len(data) < size:
+        shown = f"lines {first}-{part.last}" if part.last >= first else f"no line from {first}"
+        if part.capped:
             notes.append(
-                f"the file is {size} bytes; only the first {len(data)} were read "
-                "(use start_line/end_line for the rest)"
+                f"the file is {size} bytes; {shown} are shown, up to the {self.max_read_bytes}-"
+                f"byte read cap; read on with start_line={part.last + 1}"
             )
-        if start_line or end_line:
-            notes.append(
-                f"lines {first}-{last} of {'at least ' if len(data) < size else ''}{len(lines)}"
-            )
-        return body + "".join(f"\n[{n}]" for n in notes)
+        elif start_line or end_line:
+            total = f"of {part.total}" if part.total is not None else "; the file goes on"
+            notes.append(f"{shown} {total}")
+        return text + "".join(f"\n[{n}]" for n in notes)
 
     def write_file(self, path: str, content: str) -> str:
         """Create or replace a file with ``content``."""
@@ -322,6 +303,8 @@ class Workspace:
         rel = self.relative(path)
         root = self.real_root
         start = root / rel
+        if os.path.lexists(start) and not (start.is_file() or start.is_dir()):
+            raise WorkspaceError(not_regular(str(rel)))
         files = [start] if start.is_file() else _walk_files(start)
         matches: list[str] = []
         skipped = 0
@@ -335,7 +318,7 @@ class Workspace:
             if size > self.max_read_bytes or b"\x00" in data[:BINARY_SNIFF_BYTES]:
                 skipped += 1
                 continue
-            text, _ = _decode(data)
+            text, _ = decode(data)
             for number, line in enumerate(text.splitlines(), start=1):
                 try:
                     found = compiled.search(line, timeout=SEARCH_TIMEOUT_S)
@@ -359,27 +342,42 @@ def _walk_files(start: Path) -> list[Path]:
     if not start.is_dir():
         raise WorkspaceError(f"{start.name!r} does not exist")
     found: list[Path] = []
-    for current, dirs, files in os.walk(start, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
+    for current, _dirs, files in walk_tree(start):
         # a symlink is searched where it points, if that is inside; never through the link
-        found.extend(
-            Path(current) / n for n in sorted(files) if not os.path.islink(Path(current) / n)
-        )
+        found.extend(current / n for n in files if not os.path.islink(current / n))
     return found
 
 
-def _decode(data: bytes) -> tuple[str, str]:
-    """Text of a file; undecodable bytes become U+FFFD and a note says so."""
-    try:
-        return data.decode("utf-8"), ""
-    except UnicodeDecodeError as exc:
-        if exc.start >= len(data) - 3 and exc.reason == "unexpected end of data":
-            # the read cap split a multi-byte character
-            return data[: exc.start].decode("utf-8", errors="replace"), ""
-        return (
-            data.decode("utf-8", errors="replace"),
-            "the file is not valid UTF-8; undecodable bytes are shown as U+FFFD",
-        )
+def walk_tree(start: Path) -> Iterator[tuple[Path, list[str], list[str]]]:
+    """``(folder, its folders, its other entries)`` from ``start`` down, sorted, top first.
+
+    Without recursion (a tree of any depth is walked; Python 3.11's os.walk recurses and
+    raises RecursionError past about a thousand levels), never through a symlinked folder, and
+    without the folders in `SKIPPED_DIRS`.
+    """
+    stack = [start]
+    while stack:
+        current = stack.pop()
+        try:
+            with os.scandir(current) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            continue
+        dirs = [
+            e.name
+            for e in entries
+            if e.is_dir(follow_symlinks=False) and e.name not in SKIPPED_DIRS
+        ]
+        others = [e.name for e in entries if not e.is_dir(follow_symlinks=False)]
+        yield current, dirs, others
+        stack.extend(current / d for d in reversed(dirs))
+
+
+def not_regular(rel: str) -> str:
+    """Why a path that is neither a regular file nor a folder is refused."""
+    return (
+        f"{rel!r} is not a regular file (a FIFO, socket or device); it is refused, never opened"
+    )
 
 
 def _moved(name: str, exc: OSError) -> WorkspaceError:

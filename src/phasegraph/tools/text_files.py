@@ -1,0 +1,107 @@
+"""What the file tools do with a file's bytes: lines of a range, decoding, stray characters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import BinaryIO
+
+import regex
+
+#: Bytes read at a time when a read goes past the part the cap keeps.
+SCAN_CHUNK = 1 << 16
+
+
+# Control characters a text file written by a tool does not hold: all but tab, newline,
+# carriage return, form feed (page breaks in old sources) and escape (terminal colours).
+_STRAY_CONTROL = regex.compile("[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]")
+_CONTROL_NAMES = {"\x00": "NUL", "\x08": "backspace", "\x0b": "vertical tab"}
+
+
+def stray_control(text: str, already: Callable[[], str]) -> str | None:
+    r"""Why ``text`` cannot be written: a control character that ``already()`` does not hold.
+
+    A model writes a file's text as a JSON string, where ``\b`` is a backspace: the 1.5B
+    model wrote "alpha\beta" for "alpha\nbeta", the file got "alpha", a backspace and
+    "eta", and its judge, reading the text back, called the join done. A text that holds such
+    a character by design (the file held it already) is written as asked.
+    """
+    if _STRAY_CONTROL.search(text) is None:
+        return None
+    held = already()
+    for found in _STRAY_CONTROL.finditer(text):
+        char = found.group()
+        if char not in held:
+            line = text.count("\n", 0, found.start()) + 1
+            column = found.start() - text.rfind("\n", 0, found.start())
+            name = _CONTROL_NAMES.get(char, f"U+{ord(char):04X}")
+            return (
+                f"it holds a control character ({name}) at line {line}, column {column}, which "
+                "a text file does not hold: a mistyped escape (\\b for \\n?); nothing was written"
+            )
+    return None
+
+
+@dataclass(frozen=True)
+class Part:
+    """Lines read of a file: their bytes, the last one's number, how the read ended."""
+
+    data: bytes
+    last: int
+    capped: bool
+    total: int | None  # the file's line count, when the read reached its end
+
+
+def lines_of(handle: BinaryIO, first: int, last: int | None, cap: int) -> Part:
+    """Lines ``first``..``last`` of an open file, stopping before ``cap`` bytes are kept.
+
+    A line longer than the cap on its own is shown cut, so a read always moves on.
+    """
+    kept = bytearray()
+    number = 1  # the line the next bytes belong to
+    open_line = False  # the last bytes read did not end their line
+    while chunk := handle.readline(SCAN_CHUNK):
+        if last is not None and number > last:
+            return Part(bytes(kept), last, False, _count_on(handle, chunk, number, cap))
+        if number >= first:
+            if len(kept) + len(chunk) > cap:
+                if b"\n" in kept:
+                    del kept[kept.rindex(b"\n") + 1 :]  # a line cut short is not shown
+                else:
+                    kept = (kept + chunk)[:cap]
+                lines = max(kept.count(b"\n"), 1)
+                return Part(bytes(kept), first + lines - 1, True, None)
+            kept += chunk
+        open_line = not chunk.endswith(b"\n")
+        number += 0 if open_line else 1
+    total = number if open_line else number - 1
+    return Part(bytes(kept), min(last or total, total), False, total)
+
+
+def _count_on(handle: BinaryIO, chunk: bytes, number: int, cap: int) -> int | None:
+    """The file's line count, read on from ``chunk`` (line ``number``), if that stays small."""
+    read = len(chunk)
+    lines = number - 1
+    ends_open = True
+    while chunk:
+        lines += chunk.count(b"\n")
+        ends_open = not chunk.endswith(b"\n")
+        if read > 16 * cap:
+            return None  # too large to count for a note
+        chunk = handle.read(SCAN_CHUNK)
+        read += len(chunk)
+    return lines + (1 if ends_open else 0)
+
+
+def decode(data: bytes) -> tuple[str, str]:
+    """Text of a file; undecodable bytes become U+FFFD and a note says so."""
+    try:
+        return data.decode("utf-8"), ""
+    except UnicodeDecodeError as exc:
+        if exc.start >= len(data) - 3 and exc.reason == "unexpected end of data":
+            # the read cap split a multi-byte character
+            return data[: exc.start].decode("utf-8", errors="replace"), ""
+        return (
+            data.decode("utf-8", errors="replace"),
+            "the file is not valid UTF-8; undecodable bytes are shown as U+FFFD",
+        )
