@@ -10,7 +10,7 @@ class PhasegraphError(Exception):
     """Base of the errors a caller can expect and show as one line."""
 
 
-class ConfigurationError(PhasegraphError):
+class ConfigurationError(PhasegraphError, ValueError):
     """A setting or a model choice cannot work."""
 
 
@@ -97,4 +97,8 @@ def _environment_secrets() -> list[str]:
 
 
 class CheckpointRefusedError(ThreadStateError):
-    """A thread's checkpoint holds a type the strict loader refused: nothing is run on it."""
+    """A thread's checkpoint holds a type the strict loader refused, or cannot be decoded."""
+
+
+class DatabaseDamagedError(PhasegraphError):
+    """The threads database fails its integrity check: nothing is written to it."""

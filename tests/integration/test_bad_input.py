@@ -133,3 +133,66 @@ def test_a_tampered_checkpoint_is_refused_under_strict_msgpack(tmp_path: Path) -
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0] == count
     assert not (tmp_path / "files.md").exists() and not (tmp_path / "pwned").exists()
+
+
+def test_a_checkpoint_of_random_bytes_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("notes\n")
+    db = settled_db(tmp_path)
+    (tmp_path / "files.md").unlink()  # the finished thread's; the paused one must not write it
+    with sqlite3.connect(db) as conn:
+        (checkpoint_id,) = conn.execute(
+            "SELECT checkpoint_id FROM checkpoints WHERE thread_id = 'p' "
+            "ORDER BY checkpoint_id DESC LIMIT 1"
+        ).fetchone()
+        conn.execute(
+            "UPDATE checkpoints SET checkpoint = ? WHERE checkpoint_id = ?",
+            (os.urandom(300), checkpoint_id),
+        )
+        count = conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
+    for command in (["resume", "p", "--approve"], ["show", "p"], ["report", "p"]):
+        one_error_line(cli(*command, cwd=tmp_path), "its latest checkpoint cannot be decoded")
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0] == count
+    assert not (tmp_path / "files.md").exists()
+
+
+def _damage(db: Path) -> None:
+    """Break one b-tree page of the file, as a disk or a copy cut short would."""
+    page = 4096
+    size = db.stat().st_size
+    for number in range(2, size // page):
+        copy = db.read_bytes()
+        data = bytearray(copy)
+        data[(number - 1) * page + 3 : (number - 1) * page + 5] = b"\xff\xff"  # its cell count
+        db.write_bytes(bytes(data))
+        try:
+            with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+                if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                    return
+        except sqlite3.DatabaseError:
+            pass
+        db.write_bytes(copy)
+    raise AssertionError("no page whose damage quick_check reports")
+
+
+def test_a_database_that_fails_its_integrity_check_is_not_written_to(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("notes\n")
+    db = settled_db(tmp_path)
+    (tmp_path / "files.md").unlink()  # the finished thread's; the paused one must not write it
+    _damage(db)
+    before = digest(db)
+    for command in (
+        ["resume", "p", "--approve"],
+        ["run", "again", "--thread", "n", "--model", MODEL],
+        ["show", "done"],
+        ["threads"],
+    ):
+        one_error_line(cli(*command, cwd=tmp_path), "fails SQLite's integrity check")
+    assert digest(db) == before
+    assert not (tmp_path / "files.md").exists()
+
+
+def test_a_missing_scripted_model_file_is_bad_input(tmp_path: Path) -> None:
+    missing = cli("run", "go", "--model", "scripted:missing.json", cwd=tmp_path)
+    one_error_line(missing, "cannot read scripted model file missing.json")
+    assert not (tmp_path / ".phasegraph").exists()  # nothing written: no thread, no database

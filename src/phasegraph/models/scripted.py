@@ -33,6 +33,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import PrivateAttr
 
+from phasegraph.errors import ConfigurationError
 from phasegraph.models.structured import forced_name
 
 TEXT_KEY = "text"
@@ -51,13 +52,17 @@ class ScriptedChatModel(BaseChatModel):
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedChatModel:
-        """Load a script from a JSON file (``scripted:FILE.json``)."""
+        """Load a script from a JSON file (``scripted:FILE.json``); `ConfigurationError` if bad."""
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise ValueError(f"cannot read scripted model file {path}: {exc}") from None
+        except OSError as exc:
+            raise ConfigurationError(
+                f"cannot read scripted model file {path}: {exc.strerror or exc}"
+            ) from None
+        except ValueError as exc:
+            raise ConfigurationError(f"scripted model file {path} is not JSON: {exc}") from None
         if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
-            raise ValueError(
+            raise ConfigurationError(
                 f"scripted model file {path} must map function names to lists of arguments"
             )
         return cls(script=data)

@@ -51,8 +51,9 @@ def is_database_url(db: str) -> bool:
 def open_checkpointer(db: str | Path) -> Iterator[Any]:
     """LangGraph's checkpointer for a SQLite file or a ``postgresql://`` URL, set up for use.
 
-    The SQLite file and its folder are created when missing. The PostgreSQL saver needs the
-    ``postgres`` extra (``pip install "phasegraph[postgres]"``).
+    The SQLite file and its folder are created when missing; an existing file that fails its
+    integrity check raises `DatabaseDamagedError` before anything is written to it. The
+    PostgreSQL saver needs the ``postgres`` extra (``pip install "phasegraph[postgres]"``).
     """
     if not is_database_url(str(db)):
         from langgraph.checkpoint.sqlite import SqliteSaver

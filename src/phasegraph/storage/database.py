@@ -22,6 +22,8 @@ import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar, cast
 
+from phasegraph.storage.integrity import sound_sqlite_file
+
 Row = tuple[Any, ...]
 T = TypeVar("T")
 
@@ -59,6 +61,7 @@ class SqliteDatabase:
 
     def __init__(self, path: str) -> None:
         """Use the database file at ``path``, in WAL mode as LangGraph's SQLite savers want it."""
+        sound_sqlite_file(path)  # a damaged file is not written to, WAL switch included
         self.key = path
         self._local = threading.local()
         self._neighbour: Any = None
