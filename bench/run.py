@@ -9,10 +9,12 @@ largest prompt, simulated wall time and the codes each final answer reports; the
 overhead per tool action against `create_react_agent` with `SqliteSaver`, for phasegraph in phases
 of three rounds and in several short phases of two rounds each (target: 1.1 x ReAct's). The
 framework's own figures: SQLite bytes after 50, 100 and 200 steps (growth must be linear), a round
-of 8 independent 200 ms tasks against one task, and listing and resuming at 10,000 threads. Last,
-with the embedded local model, phasegraph and `create_react_agent` on twelve workspace tasks, each
-with a checker, with the request alone and with a caller's checks (`bench.local_suite`, which also
-runs on its own for any model; not in --quick, or with --no-local; --local-model picks the model).
+of 8 independent 200 ms tasks against one task, listing and resuming at 10,000 threads, and what
+a command costs in the operating-system sandbox against the argument checks alone
+(`bench.commands`). Last, with the embedded local model, phasegraph and `create_react_agent` on
+twelve workspace tasks, each with a checker, with the request alone and with a caller's checks
+(`bench.local_suite`, which also runs on its own for any model; not in --quick, or with
+--no-local; --local-model picks the model).
 
 Each figure is printed with its target and a verdict; nothing here is a pass/fail test.
 """
@@ -35,6 +37,8 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from bench.commands import command_cost
+from bench.commands import table as commands_table
 from bench.compare import compare, measure, overhead
 from bench.local_suite import run_suite
 from bench.local_suite import table as local_table
@@ -291,6 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         growth = checkpoint_growth(work, [25, 50, 100] if args.quick else [50, 100, 200])
         parallel = parallel_round(work)
         many = many_threads(work, 1_000 if args.quick else 10_000)
+        commands = command_cost(work / "commands", 20 if args.quick else 100)
         local = (
             None
             if args.quick or args.no_local
@@ -308,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
         "checkpoint_growth": growth,
         "parallel_round": parallel,
         "many_threads": many,
+        "command_cost": commands,
         "local_model_suite": local,
     }
     out = Path(args.out)
@@ -316,6 +322,8 @@ def main(argv: list[str] | None = None) -> int:
     print(systems_table(results))
     print()
     print(table(results))
+    print()
+    print(commands_table(commands))
     if local is not None:
         print()
         print(local_table(local))

@@ -51,6 +51,10 @@ def test_the_quick_benchmark_runs_and_writes_its_figures(tmp_path: Path) -> None
     assert figures["overhead"]["phasegraph_ms_per_action_in_memory"] > 0
     assert figures["overhead"]["short_phases_wall_over_react"] > 0
     assert "whole run, the simulated model's own work in it" in done.stdout
+    cost = figures["command_cost"]
+    assert cost["available"] and [r["command"] for r in cost["rows"]] == ["true", "wc -l data.csv"]
+    assert all(r["sandboxed_ms"] > 0 and r["checks_only_ms"] > 0 for r in cost["rows"])
+    assert "sandboxed ms" in done.stdout
 
 
 def test_the_local_suite_refuses_a_name_it_does_not_know_before_running_anything(
