@@ -217,3 +217,14 @@ REPLAN_CAP_QUESTION = """The work needs a new plan ({reason}), but the {max_repl
 allowed are used up. How should I go on? (Answer with guidance, or reject to stop.)"""
 
 FAILURES_QUESTION = """{reason} How should I go on? (Answer with guidance, or reject to stop.)"""
+
+# What code says of a round's facts, in the judge's and the plan's prompts (`nodes.guards`).
+UNSOURCED = "a number that no input, no tool output and not the request shows"
+GET_IT_FROM_A_TOOL = (
+    ": worked out without a tool, it is not known to be right; get it from a tool whose output "
+    "shows it (a program that counts or computes, with {runner}), then write that"
+)
+NOT_A_PATH = "{name!r} is not a path in the workspace (a file of that name: {found})"
+NOTHING_SUCCEEDED = (
+    "no task of the phase has succeeded, so nothing it did can be what the phase set out to do"
+)

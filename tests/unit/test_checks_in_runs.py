@@ -14,14 +14,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
 from phasegraph.errors import CheckError
-from phasegraph.nodes.facts import (
-    commands_named,
-    copied_inputs,
-    describe_files,
-    file_originals,
-    fully_shown_files,
-    to_do,
-)
+from phasegraph.facts.checks import to_do
+from phasegraph.facts.evidence import copied_inputs
+from phasegraph.facts.files import describe_files, file_originals, fully_shown_files
+from phasegraph.facts.request import commands_named
 from phasegraph.report import render
 from phasegraph.tools.commands import DEFAULT_ALLOWED_COMMANDS
 

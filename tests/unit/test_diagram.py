@@ -18,7 +18,9 @@ def test_the_readme_diagram_is_the_compiled_graph() -> None:
 def test_the_diagram_shows_the_pause_the_routers_and_the_way_out_of_an_error() -> None:
     drawn = mermaid()
     assert "human_review(human_review<hr/><small><em>__interrupt = before</em></small>)" in drawn
-    assert "judge -.-> replan;" in drawn and "replan -.-> plan;" in drawn  # conditional: dotted
+    # conditional edges are dotted and say when they are taken
+    assert "judge -. &nbsp;stalled or asked to replan&nbsp; .-> replan;" in drawn
+    assert "replan -. &nbsp;new phases&nbsp; .-> plan;" in drawn
     assert "__default_error_handler__ -. &nbsp;a node raised&nbsp; .-> summarize;" in drawn
     assert "summarize --> __end__;" in drawn
 
@@ -29,3 +31,16 @@ def test_writing_replaces_only_the_block_between_the_markers() -> None:
     page = README.read_text(encoding="utf-8")
     redrawn = with_diagram(page.replace(mermaid(), "graph TD;\n"), mermaid())
     assert redrawn == page
+
+
+def test_the_graph_draws_its_eight_stages_with_about_as_many_edges_as_the_rules() -> None:
+    drawn = mermaid()
+    edges = [line for line in drawn.splitlines() if "-->" in line or ".->" in line]
+    assert len(edges) <= 30, edges
+    for stage in ("analyse", "phase_plan", "plan", "execute", "judge", "replan", "human_review",
+                  "summarize"):  # fmt: skip
+        assert f"\t{stage}(" in drawn
+    # only the ways SPEC section 2 names: the analysis reaches no plan, execute or judge
+    assert not [e for e in edges if e.strip().startswith("analyse") and "plan;" in e
+                and "phase_plan" not in e]  # fmt: skip
+    assert not [e for e in edges if e.strip().startswith("judge") and "execute" in e]

@@ -15,9 +15,9 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph
+from phasegraph.facts.evidence import misplaced_names, unsourced_numbers
+from phasegraph.facts.request import ASKS_FOR_A_PATH
 from phasegraph.nodes.deps import workspace_settings
-from phasegraph.nodes.facts import misplaced_names, unsourced_numbers
-from phasegraph.nodes.overrule import ASKS_FOR_A_PATH
 from phasegraph.state import TaskResult
 from phasegraph.tools.base import run_tool
 from phasegraph.tools.builtin import BUILTIN_TOOL_NAMES, workspace_tools

@@ -14,7 +14,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
 from phasegraph.models.structured import function_spec
-from phasegraph.nodes.plan import PLAN_SCHEMA_TOKENS, plan_parameters, render_history, tokens
+from phasegraph.nodes.plan import render_history
+from phasegraph.nodes.plan_schema import PLAN_SCHEMA_TOKENS, plan_parameters
+from phasegraph.nodes.prompt_render import tokens
 from phasegraph.report import build_report
 from phasegraph.state import RoundPlan
 
@@ -157,11 +159,11 @@ def test_the_last_wave_hands_over_to_the_judge_without_another_execute() -> None
         checkpointer=InMemorySaver(),
     )
     order = node_order(graph, {"configurable": {"thread_id": "w"}}, Context(max_parallel=8))
-    # Wave 1 (t0, t1) leaves the first plan's super-step (the analysis's, see nodes.round_start)
-    # and has a task waiting for it, so execute runs again; wave 2 (t2) is the last and goes
-    # straight to the judge.
+    # Wave 1 (t0, t1) has a task waiting for it, so execute runs again; wave 2 (t2) is the
+    # last and goes straight to the judge.
     assert order[: order.index("judge") + 1] == [
-        "analyse", "run_task", "run_task", "execute", "run_task", "judge"
+        "analyse", "phase_plan", "plan", "execute", "run_task", "run_task", "execute", "run_task",
+        "judge",
     ]  # fmt: skip
     assert sorted(log) == ["t0", "t1", "t2"]
 
@@ -189,7 +191,9 @@ def test_a_task_sent_without_saying_its_wave_is_the_last_goes_on_through_execute
     config = {"configurable": {"thread_id": "old"}}
     order = node_order(graph, config, Context())
     # execute, run again on the settled round, sends nothing and hands over to the judge
-    assert order[: order.index("judge") + 1] == ["analyse", "run_task", "execute", "judge"]
+    assert order[: order.index("judge") + 1] == [
+        "analyse", "phase_plan", "plan", "execute", "run_task", "execute", "judge"
+    ]  # fmt: skip
     assert graph.get_state(config).values["status"] == "completed" and log == ["t0"]
 
 

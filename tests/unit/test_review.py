@@ -211,9 +211,12 @@ def test_studio_path_update_state_as_node_then_continue(tools) -> None:
     graph, _, _, context = start(tools)
     graph.update_state(CONFIG, {"human_feedback": {"action": "bogus"}}, as_node="phase_plan")
     out = graph.invoke(None, CONFIG, context=context)
-    # feedback that does not fit: still paused, the error is shown in the pending review
-    assert graph.get_state(CONFIG).next == ("human_review",)
-    assert "bogus" in out["pending_review"]["error"]
+    # feedback that does not fit: still paused, the error shown beside the question
+    paused = graph.get_state(CONFIG)
+    assert paused.next == ("human_review",)
+    assert "bogus" in paused.interrupts[0].value["error"]
+    assert "bogus" in out["__interrupt__"][0].value["error"]
+    assert paused.interrupts[0].value["kind"] == "plan_review"
     graph.update_state(CONFIG, {"human_feedback": {"action": "approve"}}, as_node="phase_plan")
     out = graph.invoke(None, CONFIG, context=context)
     assert out["status"] == "completed"

@@ -17,8 +17,8 @@ import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph
+from phasegraph.facts.files import workspace_files
 from phasegraph.nodes.deps import workspace_settings
-from phasegraph.nodes.facts import workspace_files
 from phasegraph.tools import run_tool
 from phasegraph.tools.builtin import workspace_tools
 from phasegraph.tools.workspace import Workspace

@@ -12,8 +12,8 @@ import pytest
 from langchain_core.tools import BaseTool
 
 from phasegraph.context import Context
+from phasegraph.facts.files import ENTRIES_SHOWN, workspace_files
 from phasegraph.nodes.deps import workspace_settings
-from phasegraph.nodes.facts import ENTRIES_SHOWN, workspace_files
 from phasegraph.tools import is_idempotent, run_tool
 from phasegraph.tools import workspace as workspace_module
 from phasegraph.tools.builtin import BUILTIN_TOOL_NAMES, WorkspaceSettings, workspace_tools

@@ -1,9 +1,11 @@
 """The graph of SPEC section 2, compiled.
 
-``build_graph`` wires the eight nodes and their routers. Every node but ``summarize`` has
-LangGraph's error handler: an exception inside a node is recorded in the state (``error``) and the
-run goes to ``summarize``, which ends it with the error named, never with a traceback. A
-``run_task`` goes there by way of the node its wave goes on to (`run_task.on_task_error`).
+``build_graph`` wires the eight stages, each its own node and each run in a step of its own, and
+their routers, each declared with the nodes it may go to (its path map, with the condition in
+words on each edge). Every node has LangGraph's error handler: an exception inside a node is
+recorded in the state (``error``) and the run goes to ``summarize``, which ends it with the
+error named, never with a traceback. A ``run_task`` never raises: a task whose execution raised
+fails with the error, and the node its wave goes on to ends the run there.
 
 The compiled graph is a `PhaseGraph`: a LangGraph ``CompiledStateGraph`` whose every run (invoke,
 stream, their async forms) holds the thread's lease and refuses new input for a thread that
@@ -14,10 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from types import UnionType
-from typing import Any, Literal, Union, cast, get_args, get_origin, get_type_hints
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
@@ -32,11 +32,16 @@ from langgraph.types import Command, Send
 
 from phasegraph.context import MAX_STEPS_LIMIT, Context
 from phasegraph.errors import ThreadPausedError, ThreadStateError
+from phasegraph.graph.updates import changes_only
+from phasegraph.guards import Guard
 from phasegraph.nodes import (
+    analyse,
     execute,
     human_review,
+    judge,
+    phase_plan,
+    plan,
     replan,
-    round_start,
     routing,
     run_task,
     summarize,
@@ -67,11 +72,11 @@ NodeFn = Callable[[Any, Runtime[Context], Deps], Any]
 def _bind(fn: NodeFn, deps: Deps) -> Callable[..., Any]:
     """A node LangGraph can call (state, runtime) with the graph's dependencies bound.
 
-    Its update keeps only the writes that change the state (`round_start.changes_only`).
+    Its update keeps only the writes that change the state (`updates.changes_only`).
     """
 
     def node(state: State, *, runtime: Runtime[Context]) -> Any:
-        return round_start.changes_only(state, fn(state, runtime, deps))
+        return changes_only(state, fn(state, runtime, deps))
 
     node.__name__ = fn.__name__
     node.__doc__ = fn.__doc__
@@ -84,34 +89,24 @@ def _bind(fn: NodeFn, deps: Deps) -> Callable[..., Any]:
 Router = Callable[[State], Any]
 
 
-@functools.cache
-def _router(route: Router) -> tuple[Router, list[str]]:
-    """A router LangGraph reads no annotations of, and the nodes it may go to.
+def _labelled(name: str, route: Router) -> tuple[Router, dict[str, str]]:
+    """A router as LangGraph is given it, and its path map: each way out in words, to its node.
 
-    For each conditional edge LangGraph evaluates the router's annotations, to infer the nodes it
-    goes to and the state it reads, and then State's whole annotations again: most of
-    build_graph's time (bench's short-phase shape builds a graph for each run). The ends are
-    read from the router's return type once a process, and the state a router reads is its
-    node's: the graph's state.
+    The router returns a node (or Sends); LangGraph is handed the words for it, which the path
+    map turns back into the node, so the drawn graph says on each edge when it is taken.
+    The wrapper has no annotations: LangGraph would otherwise evaluate State's whole (string)
+    annotations for each conditional edge, most of a build's time (bench builds one per run).
     """
-    ends = list(dict.fromkeys(_ends(get_type_hints(route)["return"])))
+    exits = routing.EXITS[name]
 
-    def bare(state: State) -> Any:
-        return route(state)
+    def labelled(state: State) -> Any:
+        goes = route(state)
+        return exits[goes] if isinstance(goes, str) else goes
 
-    bare.__name__ = route.__name__
-    bare.__doc__ = route.__doc__
-    bare.__annotations__ = {}
-    return bare, ends
-
-
-def _ends(hint: Any) -> list[str]:
-    """The nodes a router's return type names: its literals, and `run_task` for its Sends."""
-    if get_origin(hint) is Literal:
-        return [str(end) for end in get_args(hint)]
-    if get_origin(hint) in (Union, UnionType):
-        return [end for part in get_args(hint) for end in _ends(part)]
-    return ["run_task"] if get_origin(hint) is list else []  # list[Send]: run_task is sent to
+    labelled.__name__ = route.__name__
+    labelled.__doc__ = route.__doc__
+    labelled.__annotations__ = {}
+    return labelled, {words: node for node, words in exits.items()}
 
 
 def _human_review(state: State, runtime: Runtime[Context], deps: Deps) -> Any:
@@ -327,6 +322,7 @@ def build_graph(
     tools: Sequence[BaseTool] | None = None,
     builtin_tools: bool | None = None,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
+    guards: Sequence[Guard] | None = None,
     name: str = "phasegraph",
 ) -> PhaseGraph:
     """Build and compile the phasegraph workflow.
@@ -340,46 +336,52 @@ def build_graph(
             write_file, edit_file, search_text, run_command) are added, bound to the run's
             ``Context.workspace``. None: only when ``tools`` is None.
         checkpointer: Any LangGraph checkpointer; needed for review pauses and resume.
+        guards: What may keep a phase open when its judge calls it done (`nodes.guards`),
+            each a function of the round's facts that returns a reason or None. None: the
+            defaults, which hold for any tools, and the workspace set when the built-in tools
+            are on (`default_guards`); a list replaces them (add to ``default_guards(...)``).
         name: Name of the compiled graph.
 
     Returns:
         The compiled graph, interrupting before ``human_review``.
     """
     deps = Deps(
-        model=model, toolbox=Toolbox(tools, builtin=builtin_tools), checkpointer=checkpointer
+        model=model,
+        toolbox=Toolbox(tools, builtin=builtin_tools),
+        checkpointer=checkpointer,
+        guards=None if guards is None else tuple(guards),
     )
     builder = StateGraph(State, context_schema=Context, input_schema=InputState)
     # LangGraph injects the NodeError by the parameter's type; its typing has no such protocol.
     builder.set_node_defaults(error_handler=cast(Any, on_node_error))
-    # analyse, then the phase plan, the first plan and its wave in the same super-step, when
-    # nothing waits between them (see nodes.round_start); phase_plan likewise
-    builder.add_node("analyse", _bind(round_start.analyse_round, deps))
-    builder.add_node("phase_plan", _bind(round_start.phase_plan_round, deps))
-    # plan, then execute's first wave in the same super-step (see nodes.round_start)
-    builder.add_node("plan", _bind(round_start.plan_round, deps))
+    builder.add_node("analyse", _bind(analyse.analyse, deps))
+    builder.add_node("phase_plan", _bind(phase_plan.phase_plan, deps))
+    builder.add_node("plan", _bind(plan.plan, deps))
     builder.add_node("execute", _bind(execute.execute, deps))
     # run_task goes on by a Command (see routing.route_after_run_task), to one of these
     builder.add_node(
         "run_task",
         _bind(run_task.run_task, deps),
         input_schema=TaskInput,
-        destinations=("execute", "judge"),
-        error_handler=cast(Any, run_task.on_task_error),
+        destinations={"execute": "next wave", "judge": "last wave done"},
     )
-    # judge, then the next round's plan and first wave, or the summary, in the same super-step
-    builder.add_node("judge", _bind(round_start.judge_round, deps))
+    builder.add_node("judge", _bind(judge.judge, deps))
     builder.add_node("replan", _bind(replan.replan, deps))
     builder.add_node("human_review", _bind(_human_review, deps))
     builder.add_node("summarize", _bind(summarize.summarize, deps))
 
     builder.add_edge(START, "analyse")
-    builder.add_conditional_edges("analyse", *_router(routing.route_after_analyse))
-    builder.add_conditional_edges("phase_plan", *_router(routing.route_after_phase_plan))
-    builder.add_conditional_edges("plan", *_router(routing.route_after_plan))
-    builder.add_conditional_edges("execute", *_router(routing.route_after_execute))
-    builder.add_conditional_edges("judge", *_router(routing.route_after_judge))
-    builder.add_conditional_edges("replan", *_router(routing.route_after_replan))
-    builder.add_conditional_edges("human_review", *_router(routing.route_after_human_review))
+    for node, route in (
+        ("analyse", routing.route_after_analyse),
+        ("phase_plan", routing.route_after_phase_plan),
+        ("plan", routing.route_after_plan),
+        ("execute", routing.route_after_execute),
+        ("judge", routing.route_after_judge),
+        ("replan", routing.route_after_replan),
+        ("human_review", routing.route_after_human_review),
+    ):
+        router, path_map = _labelled(node, route)
+        builder.add_conditional_edges(node, router, cast(Any, path_map))
     builder.add_edge("summarize", END)
 
     compiled = builder.compile(

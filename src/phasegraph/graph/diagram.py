@@ -6,10 +6,10 @@ code: when the graph changes, the test names the command that redraws it.
 
 What LangGraph draws is kept as it is: conditional edges dotted, the pause before
 ``human_review`` (the graph is compiled with ``interrupt_before=["human_review"]``) in the
-node's label, which is also drawn in amber. One thing is added: LangGraph draws the node error
-handlers with no way out, because a handler chooses its next node with a ``Command`` at run
-time; the edges they take are read from the handlers' own answers, so the diagram shows where
-an exception goes.
+node's label, which is also drawn in amber; each conditional edge says in words when it is taken
+(the routers' path maps). One thing is added: LangGraph draws the node error handler with no way
+out, because a handler chooses its next node with a ``Command`` at run time; the edge it takes is
+read from the handler's own answer, so the diagram shows where an exception goes.
 """
 
 from __future__ import annotations
@@ -22,12 +22,10 @@ from langchain_core.runnables.graph import Graph
 from langgraph.errors import NodeError
 
 from phasegraph.graph.builder import build_graph, on_node_error
-from phasegraph.nodes.run_task import on_task_error
 
 BEGIN = "<!-- graph diagram: begin (python -m phasegraph.graph.diagram --write README.md) -->"
 END = "<!-- graph diagram: end -->"
 ERROR_HANDLER = "__default_error_handler__"
-TASK_ERROR_HANDLER = "__error_handler__run_task"
 PAUSE, PAUSE_STYLE = "pause", "fill:#ffe8b0,stroke:#b7791f,stroke-width:2px"
 COMMAND = "python -m phasegraph.graph.diagram --write README.md"
 
@@ -37,16 +35,8 @@ def drawable() -> Graph:
     graph = build_graph(tools=[]).get_graph()
     # Each handler's Commands for an exception: what they return is where runs go.
     raised = RuntimeError("drawing")
-    task = {"task": {"id": "t1", "tool": "t", "arguments": {}}, "wave": 1}
     answers = {
         ERROR_HANDLER: ("a node raised", [on_node_error({}, NodeError(node="plan", error=raised))]),
-        TASK_ERROR_HANDLER: (
-            "a task raised",
-            [
-                on_task_error({**task, "last_wave": last}, NodeError(node="run_task", error=raised))  # type: ignore[typeddict-item]
-                for last in (False, True)
-            ],
-        ),
     }
     for handler_name, (label, commands) in answers.items():
         handler = graph.nodes.get(handler_name)

@@ -16,9 +16,11 @@ from langgraph.runtime import Runtime
 
 from phasegraph import prompts
 from phasegraph.context import Context
+from phasegraph.facts.checks import evaluate_checks, number_checks
+from phasegraph.facts.files import file_originals
+from phasegraph.facts.request import named_files
 from phasegraph.models.structured import call_structured, function_spec
 from phasegraph.nodes.deps import Deps, context_of
-from phasegraph.nodes.facts import evaluate_checks, file_originals, named_files, number_checks
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import person_available
 from phasegraph.nodes.step_budget import limits_from

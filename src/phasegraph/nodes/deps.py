@@ -14,8 +14,10 @@ from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
 from phasegraph.errors import redact
+from phasegraph.facts.request import commands_named
+from phasegraph.facts.tools import read_only, runs_programs, writes_needed
+from phasegraph.guards import Guard, default_guards
 from phasegraph.models import model_from_context
-from phasegraph.nodes.facts import commands_named, read_only, runs_programs, writes_needed
 from phasegraph.state import RoundRecord, RunError, State, TaskOutcome, TaskResult
 from phasegraph.storage.journal import ToolJournal, journal_for
 from phasegraph.tools.builtin import Toolbox, WorkspaceSettings
@@ -29,11 +31,18 @@ class Deps:
     model: BaseChatModel | None = None
     toolbox: Toolbox = field(default_factory=lambda: Toolbox([], builtin=False))
     checkpointer: Any = None
+    guards: tuple[Guard, ...] | None = None
     _journal: ToolJournal | None = None
 
     def tools_for(self, context: Context) -> dict[str, BaseTool]:
         """The tools of a run: the user's, plus built-in and MCP tools bound by its settings."""
         return self.toolbox.resolve(workspace_settings(context), context.mcp_servers or None)
+
+    def guard_list(self) -> tuple[Guard, ...]:
+        """The graph's guards: those given to `build_graph`, else the defaults for its tools."""
+        if self.guards is not None:
+            return self.guards
+        return default_guards(workspace=self.toolbox.builtin)
 
     def journal(self) -> ToolJournal:
         """The tool journal that fits the graph's checkpointer (created on first use)."""

@@ -21,6 +21,14 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
+from phasegraph.facts.files import fully_shown_files, listed_whole
+from phasegraph.facts.tools import (
+    changed_files,
+    listing_tools,
+    read_only,
+    writes_files,
+    written_argument,
+)
 from phasegraph.nodes.deps import (
     Deps,
     context_of,
@@ -32,23 +40,14 @@ from phasegraph.nodes.deps import (
     task_result,
     thread_id,
 )
-from phasegraph.nodes.facts import (
-    changed_files,
-    fully_shown_files,
-    listed_whole,
-    read_only,
-    workspace_path,
-    writes_files,
-    written_argument,
-)
-from phasegraph.nodes.judge import round_stopped
+from phasegraph.nodes.judgement import round_stopped
 from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
 from phasegraph.progress import emit
 from phasegraph.state import State, TaskInput, TaskResult, ToolViolation
 from phasegraph.storage.journal import journal_key
 from phasegraph.tools.base import is_idempotent, truncate
 from phasegraph.tools.constraints import refusal_reason
-from phasegraph.tools.workspace import Workspace, WorkspaceError
+from phasegraph.tools.workspace import Workspace, WorkspaceError, workspace_path
 
 
 def blind_writes(
@@ -285,7 +284,7 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     available = deps.tools_for(context)
     allowed = set(phase_allowed_tools(state, phase, deps, context))
     earlier = (r for record in phase_window(state) for r in record["results"])
-    listing = {"list_files"} if listed_whole(context, available) else set()
+    listing = listing_tools(available) if listed_whole(context, available) else set()
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     nothing = reads_of_nothing(tasks, available, space)
     blind = blind_writes(tasks, available, earlier, listing, nothing)

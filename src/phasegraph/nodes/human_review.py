@@ -2,9 +2,11 @@
 
 The graph is compiled with ``interrupt_before=["human_review"]``: the run pauses before this
 node with ``pending_review`` in the state. The answer arrives as ``human_feedback`` (written by
-the `resume` helper, ``update_state(..., as_node=...)`` or Studio's state editor). Feedback that
-does not fit keeps the review pending with the error attached; the router then comes back here,
-which pauses the run again. `resume` makes the same check (`parse_feedback`) before it runs.
+the `resume` helper, ``update_state(..., as_node=...)`` or Studio's state editor), or as
+LangGraph's own ``Command(resume=answer)``: with no ``human_feedback``, the node asks with
+``interrupt()``, whose value is the answer. Feedback that does not fit asks again the same way,
+the error beside the question, and the run stays paused in this node; `resume` makes the same
+check (`parse_feedback`) before it runs.
 
 Which reviews a run asks for is one of its limits, fixed when it starts: `person_available`,
 `plan_review_on` and `replan_review_on` read it for the nodes that may ask.
@@ -15,14 +17,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from langgraph.errors import GraphInterrupt
 from langgraph.runtime import Runtime
+from langgraph.types import interrupt
 from pydantic import TypeAdapter, ValidationError
 
 from phasegraph.context import Context
 from phasegraph.errors import CheckError, FeedbackError, ThreadStateError
+from phasegraph.facts.checks import assign_checks, evaluate_checks, number_checks
 from phasegraph.models.structured import describe_validation_error
 from phasegraph.nodes.deps import context_of
-from phasegraph.nodes.facts import assign_checks, evaluate_checks, number_checks
 from phasegraph.progress import emit
 from phasegraph.state import Limits, State
 from phasegraph.state.feedback import (
@@ -67,7 +71,7 @@ def parse_feedback(
     actions = ACTIONS_BY_KIND.get(kind, ())
     expected = f"a {kind} takes action " + " / ".join(actions)
     if not isinstance(feedback, Mapping):
-        raise FeedbackError(f"no answer given: {expected}")
+        raise FeedbackError(no_answer(pending))
     action = feedback.get("action")
     if action not in actions:
         raise FeedbackError(f"{expected}; got {action!r}")
@@ -88,17 +92,50 @@ def parse_feedback(
     return parsed
 
 
-def human_review(state: State, *, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Turn the person's decision into state: approved, edited, replanned, answered, stopped."""
+def review_question(pending: Mapping[str, Any], error: str = "") -> dict[str, Any]:
+    """What a paused run asks, as its interrupt carries it: the review and the answers it takes."""
+    question = {k: v for k, v in pending.items() if k != "error"}
+    question["actions"] = list(ACTIONS_BY_KIND.get(str(pending.get("kind")), ()))
+    if error:
+        question["error"] = error
+    return question
+
+
+def answer_of(state: State, runtime: Runtime[Context]) -> Any:
+    """The person's answer that fits the pending review, asking (``interrupt``) until one does.
+
+    A run continued with no answer at all asks too, saying so.
+    """
     pending = state.get("pending_review")
     if not pending:
         raise ThreadStateError("human_review ran with no pending review")
     context = context_of(runtime)
-    try:
-        feedback = parse_feedback(pending, state.get("human_feedback"), state, context)
-    except FeedbackError as exc:
-        emit(runtime, "awaiting_review", kind=pending["kind"], error=str(exc))
-        return {"pending_review": {**pending, "error": str(exc)}, "human_feedback": None}
+    feedback = state.get("human_feedback")
+    error = "" if feedback is not None else no_answer(pending)
+    while True:
+        if feedback is None:
+            try:
+                feedback = interrupt(review_question(pending, error))
+            except GraphInterrupt:
+                emit(runtime, "awaiting_review", kind=pending["kind"], error=error)
+                raise
+        try:
+            return parse_feedback(pending, feedback, state, context)
+        except FeedbackError as exc:
+            error, feedback = str(exc), None
+
+
+def no_answer(pending: Mapping[str, Any]) -> str:
+    """What a review says to a run continued without an answer."""
+    kind = str(pending.get("kind", ""))
+    return f"no answer given: a {kind} takes action " + " / ".join(ACTIONS_BY_KIND.get(kind, ()))
+
+
+def human_review(state: State, *, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Turn the person's decision into state: approved, edited, replanned, answered, stopped."""
+    feedback = answer_of(state, runtime)
+    pending = state["pending_review"] or {}
+    context = context_of(runtime)
 
     kind, stage = pending["kind"], pending.get("stage", "")
     update: dict[str, Any] = {

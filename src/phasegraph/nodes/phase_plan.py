@@ -18,9 +18,9 @@ from langgraph.runtime import Runtime
 
 from phasegraph import prompts
 from phasegraph.context import Context
+from phasegraph.facts.checks import assign_checks, check_lines
 from phasegraph.models.structured import call_structured
 from phasegraph.nodes.deps import Deps, context_of
-from phasegraph.nodes.facts import assign_checks, check_lines
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import plan_review_on
 from phasegraph.nodes.prompt_render import request_facts

@@ -8,20 +8,28 @@ appear by their outcome, so what they found reaches the next phase's first plan.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.tools import BaseTool
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
 from phasegraph import prompts
 from phasegraph.context import Context
-from phasegraph.models.structured import call_structured, function_spec, without_titles
+from phasegraph.facts.checks import (
+    check_lines,
+    owned_checks,
+    to_do,
+    write_from_a_tool,
+    write_the_path,
+    write_whole,
+)
+from phasegraph.facts.record import first_facts
+from phasegraph.facts.tools import runs_programs
+from phasegraph.models.structured import StageCall, call_structured
 from phasegraph.nodes.deps import (
     Deps,
     context_of,
@@ -29,28 +37,10 @@ from phasegraph.nodes.deps import (
     is_last_phase,
     phase_allowed_tools,
     phase_window,
-    run_results,
-)
-from phasegraph.nodes.facts import (
-    changed_files,
-    check_lines,
-    misplaced_names,
-    owned_checks,
-    paths_read,
-    request_files,
-    resolved_paths,
-    runs_programs,
-    to_do,
-    unsourced_numbers,
-    workspace_files,
-    workspace_path,
-    write_from_a_tool,
-    write_the_path,
-    write_whole,
 )
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
-from phasegraph.nodes.judge import close_phase
-from phasegraph.nodes.overrule import ASKS_FOR_A_PATH
+from phasegraph.nodes.judgement import close_phase
+from phasegraph.nodes.plan_schema import plan_parameters
 from phasegraph.nodes.prompt_render import (
     dump,
     fit_to_budget,
@@ -75,10 +65,11 @@ from phasegraph.state import (
     State,
     TaskResult,
 )
+from phasegraph.state.facts import RoundFacts
 from phasegraph.tools import describe_tools
-from phasegraph.tools.base import per_tool, truncate
+from phasegraph.tools.base import truncate
 from phasegraph.tools.checks import absent, failing
-from phasegraph.tools.workspace import Workspace
+from phasegraph.tools.workspace import Workspace, workspace_path
 
 # What a plan leaves room for: one tool execution and the round's judge.
 AFTER_PLAN = ROUND_MIN_STEPS - 1
@@ -149,97 +140,16 @@ def _verdict(record: RoundRecord) -> str:
     return f"judged: {judgement.get('user_summary', '')}"
 
 
-# Above this size the typed plan schema gives way to RoundPlan's own: it grows with every
-# allowed tool (about 130 tokens each for the built-in ones), and a model without function
-# calling reads it in its prompt, outside the history's budget (SPEC 7).
-PLAN_SCHEMA_TOKENS = 1500
 
 
-def plan_parameters(tools: Sequence[BaseTool], *, askable: Sequence[str] = ()) -> dict[str, Any]:
-    """The schema `plan_tool_call` is sent: each task typed by the tool it names.
-
-    RoundPlan's own schema leaves a task's tool a free string and its arguments any object; a
-    model that decodes under the schema's grammar then wrote the first listed tool with invented
-    arguments (list_files with "output" for "write hello.txt"). Here a task is one of the
-    allowed tools, each with its own parameters. The round's reasoning comes first; a task's
-    purpose comes after its call and is optional: asked before the tool, the 1.5B model wrote
-    the first tool's description as the purpose and then picked that tool, though its reasoning
-    had just said to write the file. ``askable`` names the tools a task may ask a person for with
-    a justification (the tool-permission path of SPEC 5). Validation is still RoundPlan's, so a
-    model that reads this as a hint loses nothing.
-    """
-    parameters = _round_plan_parameters()  # a fresh copy, this call's to edit
-    if not tools:
-        return parameters
-    task = parameters["$defs"]["Task"]
-    # The fields every option shares, bare: a copy of their descriptions in each option cost
-    # about 100 prompt tokens per tool; the tasks array says once what they mean.
-    text = {"type": "string", "minLength": 1}
-    after = {
-        "depends_on": {"type": "array", "items": text},
-        "purpose": text | _at_most(task["properties"]["purpose"]),
-    }
-    options: list[dict[str, Any]] = [
-        {
-            "type": "object",
-            "properties": {"id": text, "tool": {"const": tool.name}}
-            | {"arguments": _arguments_schema(tool)}
-            | after,
-            "required": ["id", "tool", "arguments"],
-        }
-        for tool in tools
-    ]
-    if askable:
-        options.append(
-            {
-                "type": "object",
-                "properties": {"id": text, "tool": {"enum": list(askable)}}
-                | {"arguments": {"type": "object"}, "justification": text}
-                | after,
-                "required": ["id", "tool", "arguments", "justification"],
-            }
-        )
-    del parameters["$defs"]["Task"]
-    if not parameters["$defs"]:
-        del parameters["$defs"]
-    parameters["properties"]["tasks"]["description"] = prompts.PLAN_TASK_FIELDS
-    parameters["properties"]["tasks"]["items"] = {"anyOf": options}
-    if tokens(json.dumps(parameters)) > PLAN_SCHEMA_TOKENS:
-        return _round_plan_parameters()
-    return parameters
 
 
-def _round_plan_parameters() -> dict[str, Any]:
-    """RoundPlan's own schema, as a fresh copy, with its reasoning asked for first.
-
-    Grammar decoding writes the required fields first, in order: with the reasoning required,
-    a small model says what the rounds so far show before it picks calls (the 1.5B model listed
-    files a second time for "write their names to files.md", its reasoning written after).
-    Validation still takes a plan without one.
-    """
-    spec = function_spec("plan_tool_call", RoundPlan)
-    parameters = cast(dict[str, Any], spec["function"]["parameters"])
-    parameters["required"] = ["reasoning", *parameters.get("required", [])]
-    return parameters
 
 
-def _at_most(field: dict[str, Any]) -> dict[str, Any]:
-    return {"maxLength": field["maxLength"]} if "maxLength" in field else {}
 
 
-def _arguments_schema(tool: BaseTool) -> dict[str, Any]:
-    """A tool's parameters without titles and descriptions (the prompt's tool list has them)."""
-    # a fresh copy of the tool's: plan_parameters' caller may edit what it is given
-    return cast(dict[str, Any], json.loads(per_tool("arguments", tool, _arguments_json)))
 
 
-def _arguments_json(tool: BaseTool) -> str:
-    schema: dict[str, Any] = without_titles(convert_to_openai_tool(tool)["function"]["parameters"])
-    for spec in schema.get("properties", {}).values():
-        if isinstance(spec, dict):
-            spec.pop("description", None)
-    schema.pop("description", None)
-    return json.dumps(schema)
 
 
 # Finished phases a plan prompt names with their outcome; older ones are only counted.
@@ -291,41 +201,24 @@ def plan_checks(
     return shown + (prompts.STILL_TO_DO.format(todo=todo) if steps else "")
 
 
-def unwritten_files(state: State, context: Context, tools: Mapping[str, BaseTool]) -> list[str]:
-    """The files the request writes or changes that no tool of the run has written, if any.
-
-    Traced on the 1.5B model: asked to add a setting to app.ini, its last phase read the file
-    round after round; told only afterwards, by code overruling each judge, that app.ini was
-    never written, its next plan read it again. Named before the plan, it is a step to take.
-    """
-    named = (state.get("structured_request") or {}).get("files_to_write") or []
-    written = set(resolved_paths(changed_files(run_results(state), tools), context))
-    return [path for path in resolved_paths(named, context) if path not in written]
-
-
 def _last_work(
-    state: State, phase: Mapping[str, Any], context: Context, allowed: Sequence[str], deps: Deps
+    state: State,
+    phase: Mapping[str, Any],
+    facts: RoundFacts,
+    allowed: Sequence[str],
+    available: Mapping[str, BaseTool],
 ) -> tuple[list[str], dict[str, str], dict[str, tuple[str, list[str]]]]:
-    """What the last phase must still write: unwritten files, unsourced numbers, misplaced names.
+    """What the last phase must still write, from the facts: files, numbers, paths.
 
-    Each only where its judge would be held to it (`overrule.hold_to_evidence`: where the
-    phase may run a program; `overrule.hold_to_paths`: where the request asks for a path).
+    Each only where its judge would be held to it (`guards.unsourced_number`: where the phase
+    may run a program; `guards.bare_name_for_path`: where the request asks for a path).
     """
     if not is_last_phase(state, phase):
         return [], {}, {}
-    available = deps.tools_for(context)
-    so_far = run_results(state)
-    written = changed_files(so_far, available)
-    unsourced: dict[str, str] = {}
-    if any(runs_programs(available.get(name)) for name in allowed):
-        read = paths_read(so_far, available)
-        checks = state.get("checks") or []
-        unsourced = unsourced_numbers(
-            written, state["request"], context, so_far, available, read, checks
-        )
-    asks = ASKS_FOR_A_PATH.search(state["request"])
-    misplaced = misplaced_names(written, context) if asks else {}
-    return unwritten_files(state, context, available), unsourced, misplaced
+    runs = any(runs_programs(available.get(name)) for name in allowed)
+    unsourced = dict(facts["unsourced"]) if runs else {}
+    misplaced = {path: (name, found) for path, (name, found) in facts["misplaced"].items()}
+    return list(facts["unwritten"]), unsourced, misplaced if facts["asks_for_path"] else {}
 
 
 def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
@@ -333,45 +226,17 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     if budget_spent(state):  # routers check first; this keeps the node safe on its own
         return {"stop_reason": "budget"}
     context = context_of(runtime)
-    limits = limits_of(state)
     phase = current_phase(state)
     round_no = state.get("phase_round", 0) + 1
     tools = phase_allowed_tools(state, phase, deps, context)
     available = deps.tools_for(context)
     asks_permission = limits_of(state)["review"] == "all"
     askable = [t for t in available if t not in tools] if asks_permission else []
-    request = state["structured_request"] or {}
-    note = state.get("reflection_note")
-    owned = owned_checks(state, phase["id"])
-    fields = {
-        "core_goal": request.get("core_goal", ""),
-        "requirements": dump(request.get("requirements", [])),
-        "constraints": dump(request.get("constraints", [])),
-        "earlier": _earlier_phases(state.get("phase_outcomes", [])),
-        "phase_number": state["phase_index"] + 1,
-        "phase_total": len(state["phases"]),
-        "phase_name": phase["name"],
-        "phase_id": phase["id"],
-        "phase_goal": phase["goal"],
-        "round": round_no,
-        "round_limit": round_limit(phase, limits),
-        "checks": plan_checks(owned, context, *_last_work(state, phase, context, tools, deps)),
-        "tools": describe_tools(available[t] for t in tools),
-        "workspace": workspace_files(context, available),
-        "named": request_files(state["request"], context, available),
-        "reflection": prompts.REFLECTION.format(note=note) if note else "",
-    }
-    fixed = tokens(prompts.PLAN_USER.format(history="", **fields))
-    history = render_history(phase_window(state), max(0, context.prompt_token_budget - fixed))
-    messages = [
-        SystemMessage(prompts.PLAN_SYSTEM.format(max_tasks=context.max_tasks_per_round)),
-        HumanMessage(prompts.PLAN_USER.format(history=history, **fields)),
-    ]
     call = call_structured(
         deps.chat_model(runtime),
         "plan_tool_call",
         RoundPlan,
-        messages,
+        _messages(state, context, phase, tools, available),
         retries=retries_within_budget(state, context.max_parse_retries, keep=AFTER_PLAN),
         validation_context={"allowed_tools": tools, "max_tasks": context.max_tasks_per_round},
         parameters=plan_parameters([available[t] for t in tools], askable=askable),
@@ -386,22 +251,7 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         emit(runtime, "stage_failed", node="plan", reason=call.failure)
         return update | stage_failure("plan", call, state, keep=AFTER_PLAN)
     if round_plan is None:
-        # No usable plan after the retries: the phase ends short, and the run goes on with the
-        # next phase (or its summary) instead of stopping (SPEC section 1).
-        action = f"ended phase {phase['id']} short: no usable round plan"
-        update["fallbacks"] = [fallback("plan", call, state, action, round_no=round_no)]
-        emit(runtime, "stage_fallback", node="plan", action=action)
-        previous = state.get("judgement") or {}
-        same_phase = previous.get("phase_id") == phase["id"]
-        return update | close_phase(
-            state,
-            ended_by="no_plan",
-            completed=False,
-            rate=float(previous.get("phase_completion_rate", 0.0)) if same_phase else 0.0,
-            rounds=round_no - 1,
-            summary=str(previous.get("user_summary", "")) if same_phase else action,
-            runtime=runtime,
-        ) | {"current_plan": None}
+        return update | _no_plan(state, call, round_no, runtime)
     if round_no == 1:
         emit(
             runtime,
@@ -423,6 +273,74 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         "wave": 0,
         # The note has been carried into this plan; the next trigger writes a new one.
         "reflection_note": None,
+    }
+
+
+def _messages(
+    state: State,
+    context: Context,
+    phase: Mapping[str, Any],
+    tools: list[str],
+    available: Mapping[str, BaseTool],
+) -> list[BaseMessage]:
+    """The plan's prompt, its history of the phase's rounds within the token budget (SPEC 7).
+
+    What is still to do and what the workspace holds come from the latest facts record.
+    """
+    facts = state.get("facts") or first_facts(state, context, available)
+    request = state["structured_request"] or {}
+    note = state.get("reflection_note")
+    owned = owned_checks(state, phase["id"])
+    last_work = _last_work(state, phase, facts, tools, available)
+    fields = {
+        "core_goal": request.get("core_goal", ""),
+        "requirements": dump(request.get("requirements", [])),
+        "constraints": dump(request.get("constraints", [])),
+        "earlier": _earlier_phases(state.get("phase_outcomes", [])),
+        "phase_number": state["phase_index"] + 1,
+        "phase_total": len(state["phases"]),
+        "phase_name": phase["name"],
+        "phase_id": phase["id"],
+        "phase_goal": phase["goal"],
+        "round": state.get("phase_round", 0) + 1,
+        "round_limit": round_limit(phase, limits_of(state)),
+        "checks": plan_checks(owned, context, *last_work),
+        "tools": describe_tools(available[t] for t in tools),
+        "workspace": facts["workspace"],
+        "named": facts["named"],
+        "reflection": prompts.REFLECTION.format(note=note) if note else "",
+    }
+    fixed = tokens(prompts.PLAN_USER.format(history="", **fields))
+    history = render_history(phase_window(state), max(0, context.prompt_token_budget - fixed))
+    return [
+        SystemMessage(prompts.PLAN_SYSTEM.format(max_tasks=context.max_tasks_per_round)),
+        HumanMessage(prompts.PLAN_USER.format(history=history, **fields)),
+    ]
+
+
+def _no_plan(
+    state: State, call: StageCall[RoundPlan], round_no: int, runtime: Runtime[Context]
+) -> dict[str, Any]:
+    """No usable plan after the retries: the phase ends short (SPEC section 1).
+
+    The run goes on with the next phase or its summary instead of stopping.
+    """
+    phase = current_phase(state)
+    action = f"ended phase {phase['id']} short: no usable round plan"
+    emit(runtime, "stage_fallback", node="plan", action=action)
+    previous = state.get("judgement") or {}
+    same_phase = previous.get("phase_id") == phase["id"]
+    return close_phase(
+        state,
+        ended_by="no_plan",
+        completed=False,
+        rate=float(previous.get("phase_completion_rate", 0.0)) if same_phase else 0.0,
+        rounds=round_no - 1,
+        summary=str(previous.get("user_summary", "")) if same_phase else action,
+        runtime=runtime,
+    ) | {
+        "current_plan": None,
+        "fallbacks": [fallback("plan", call, state, action, round_no=round_no)],
     }
 
 

@@ -14,9 +14,9 @@ from langgraph.runtime import Runtime
 
 from phasegraph import prompts
 from phasegraph.context import Context
+from phasegraph.facts.checks import assign_checks, check_lines
 from phasegraph.models.structured import call_structured
 from phasegraph.nodes.deps import Deps, context_of
-from phasegraph.nodes.facts import assign_checks, check_lines
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import replan_review_on
 from phasegraph.nodes.phase_plan import review_checks, shaped

@@ -1,13 +1,14 @@
 """The conditional edges of SPEC section 2, as pure functions of the state.
 
-Every router first sends a run that has a stop reason (an error, a failed stage, a rejection, a
-replan that declared the work done) to ``summarize``: a run always ends there. The budget is
-checked before every ``plan`` and ``replan`` (SPEC section 3): once spent, the run summarizes.
-Routers read only the state, so ``update_state(..., as_node=...)`` routes exactly as a run does;
-all but `route_after_run_task`, which reads the task a `run_task` was sent and is applied by
-that node (an update as ``run_task`` goes nowhere: write it as ``execute``, which goes on).
-A node that ran the stages after its own in the same super-step (`nodes.round_start`) is routed
-where the last of them would be: its state says how far it got.
+Each router returns only the nodes SPEC section 2 names after its node. Every router first sends
+a run that has a stop reason (an error, a failed stage, a rejection, a replan that declared the
+work done) to ``summarize``: a run always ends there. The budget is checked before every
+``plan`` and ``replan`` (SPEC section 3): once spent, the run summarizes. Routers read only the
+state, so ``update_state(..., as_node=...)`` routes exactly as a run does; all but
+`route_after_run_task`, which reads the task a `run_task` was sent and is applied by that node
+(an update as ``run_task`` goes nowhere: write it as ``execute``, which goes on).
+
+`EXITS` says each router's ways out in words: the graph is drawn with them on its edges.
 """
 
 from __future__ import annotations
@@ -35,58 +36,29 @@ def _replan_or_summarize(state: State) -> Literal["replan", "summarize"]:
     return "summarize" if budget_spent(state) else "replan"
 
 
-def route_after_analyse(
-    state: State,
-) -> Literal["human_review", "phase_plan", "summarize", "plan", "execute", "judge"] | list[Send]:
-    """Clarification needed (and a person to ask) -> human_review; else phase_plan.
-
-    When the graph's analyse node has planned the phases already (`nodes.round_start`), the
-    run goes where the phase plan would send it: the analysis alone leaves no phases.
-    """
+def route_after_analyse(state: State) -> Literal["human_review", "phase_plan", "summarize"]:
+    """Clarification needed (and a person to ask) -> human_review; else phase_plan."""
     if _must_stop(state):
         return "summarize"
     if state.get("pending_review"):
         return "human_review"
-    if state.get("phases") and not state.get("rounds"):
-        return route_after_phase_plan(state)
     return "summarize" if budget_spent(state) else "phase_plan"
 
 
-def route_after_phase_plan(
-    state: State,
-) -> Literal["human_review", "plan", "summarize", "execute", "judge"] | list[Send]:
-    """Plan review on -> human_review; else plan.
-
-    When the graph's phase_plan node has planned the first round already (`nodes.round_start`),
-    the run goes where the plan would send it: only a plan makes a round, or ends a phase.
-    """
+def route_after_phase_plan(state: State) -> Literal["human_review", "plan", "summarize"]:
+    """Plan review on -> human_review; else plan."""
     if _must_stop(state):
         return "summarize"
     if state.get("pending_review"):
         return "human_review"
-    if _first_round_planned(state):
-        return route_after_plan(state)
     return _plan_or_summarize(state)
 
 
-def _first_round_planned(state: State) -> bool:
-    """Whether the first plan was made and nothing judged yet: a round, or a phase ended short.
-
-    Only the graph's phase_plan (or analyse) node makes it so in the step that planned the
-    phases; a later edit of the state as either node finds judged rounds and goes to plan.
-    """
-    made = state.get("round_seq", 0) > 0 or bool(state.get("phase_outcomes"))
-    return made and not state.get("rounds")
-
-
-def route_after_plan(
-    state: State,
-) -> Literal["execute", "plan", "summarize", "human_review", "judge"] | list[Send]:
+def route_after_plan(state: State) -> Literal["execute", "plan", "summarize"]:
     """A round was planned -> execute; unless no step is left for a tool besides the judge's.
 
-    A plan that never came ended its phase short (SPEC 1's fallback): the next phase, or the end.
-    When the graph's plan node has made the first wave already (`nodes.round_start`), the round
-    goes where `execute` would send it.
+    A plan that never came ended its phase short (SPEC 1's fallback): the next phase's plan, or
+    the summary after the last.
     """
     if _must_stop(state):
         return "summarize"
@@ -94,18 +66,7 @@ def route_after_plan(
         if state["phase_index"] >= len(state["phases"]):
             return "summarize"
         return _plan_or_summarize(state)
-    if budget_left(state) <= JUDGE_STEPS:
-        return "summarize"
-    return route_after_execute(state) if _first_wave_made(state) else "execute"
-
-
-def _first_wave_made(state: State) -> bool:
-    """Whether `execute` has run on the planned round: a wave, a permission asked, all settled."""
-    if state.get("dispatch") or (state.get("pending_review") or {}).get("stage") == "execute":
-        return True
-    tasks = (state.get("current_plan") or {}).get("tasks") or []
-    settled = {r["task_id"] for r in state.get("results") or []}
-    return bool(tasks) and all(t["id"] in settled for t in tasks)
+    return "summarize" if budget_left(state) <= JUDGE_STEPS else "execute"
 
 
 def route_after_execute(
@@ -113,7 +74,7 @@ def route_after_execute(
 ) -> Literal["summarize", "human_review", "judge"] | list[Send]:
     """Permission question -> human_review; a wave -> a `run_task` per task; else judge."""
     if _must_stop(state):
-        return "summarize"  # a task of the last wave raised (`deps.task_error`)
+        return "summarize"
     if state.get("pending_review"):
         return "human_review"
     if state.get("dispatch"):
@@ -125,35 +86,17 @@ def route_after_run_task(task: TaskInput) -> Literal["execute", "judge"]:
     """After a wave: the next wave, or the judge when no task waits for this one.
 
     It reads the task the node was sent, and the node goes where it says (a `Command`): as a
-    conditional edge, LangGraph would copy every channel of the state for each task to read
-    it (0.2 ms a task, 7 % of bench's short-phase run). A task sent before its dispatch said
-    so goes to execute, which finds nothing left to send and goes on to the judge.
+    conditional edge, LangGraph would copy every channel of the state for each task to read it.
+    A task sent before its dispatch said so goes to execute, which finds nothing left to send
+    and goes on to the judge.
     """
     return "judge" if task.get("last_wave") else "execute"
 
 
-#: Statuses of a run that has not ended: a summary left from an earlier end is not this run's.
-_UNDER_WAY = ("running", "awaiting_review")
-
-
-def route_after_judge(
-    state: State,
-) -> (
-    Literal["summarize", "human_review", "plan", "replan", "execute", "judge", "__end__"]
-    | list[Send]
-):
-    """SPEC section 2, after judge: the first rule that holds wins.
-
-    When the graph's judge node has planned the next round already (`nodes.round_start`), the
-    run goes where the plan would send it; when it has written the summary, the run has ended.
-    """
-    if state.get("final_summary") is not None and state.get("status") not in _UNDER_WAY:
-        return "__end__"  # LangGraph's END: the judge's step wrote the summary
+def route_after_judge(state: State) -> Literal["summarize", "human_review", "plan", "replan"]:
+    """SPEC section 2, after judge: the first rule that holds wins."""
     if _must_stop(state):
         return "summarize"
-    # a pause the next round's first wave asked for goes by rules 1 and 2, as after execute
-    if _planned_after_judge(state) and not state.get("pending_review"):
-        return route_after_plan(state)
     # 1. the step budget is spent
     if budget_spent(state):
         return "summarize"
@@ -173,18 +116,6 @@ def route_after_judge(
     return _plan_or_summarize(state)
 
 
-def _planned_after_judge(state: State) -> bool:
-    """Whether a plan was made since the last round was judged: a new round, or none at all.
-
-    The judge keeps the plan it judged; only a plan makes the next round (a new ``round_seq``)
-    or, when no usable plan came, drops it (``current_plan`` None, its phase ended short).
-    """
-    rounds = state.get("rounds") or []
-    if not rounds:
-        return False
-    return state.get("current_plan") is None or state.get("round_seq", 0) > rounds[-1]["round_seq"]
-
-
 def route_after_replan(state: State) -> Literal["summarize", "human_review", "plan"]:
     """Done -> summarize; replan review on -> human_review; else plan."""
     if _must_stop(state):
@@ -196,13 +127,8 @@ def route_after_replan(state: State) -> Literal["summarize", "human_review", "pl
 
 def route_after_human_review(
     state: State,
-) -> Literal["human_review", "analyse", "plan", "replan", "execute", "summarize"]:
-    """Where the person's answer leads (SPEC section 6).
-
-    Feedback that did not fit leaves the review pending: back to human_review, which pauses again.
-    """
-    if state.get("pending_review"):
-        return "human_review"
+) -> Literal["analyse", "plan", "replan", "execute", "summarize"]:
+    """Where the person's answer leads (SPEC section 6)."""
     if _must_stop(state):
         return "summarize"
     review = state.get("last_review") or {}
@@ -215,3 +141,47 @@ def route_after_human_review(
     if action == "modify":
         return _replan_or_summarize(state)
     return _plan_or_summarize(state)
+
+
+#: Each router's ways out, in words, by the node they lead to (the drawn graph's edge labels).
+EXITS: dict[str, dict[str, str]] = {
+    "analyse": {
+        "phase_plan": "goal set",
+        "human_review": "a question to ask",
+        "summarize": "stopped",
+    },
+    "phase_plan": {
+        "plan": "phases set",
+        "human_review": "plan review",
+        "summarize": "stopped or no budget",
+    },
+    "plan": {
+        "execute": "round planned",
+        "plan": "no usable plan: next phase",
+        "summarize": "stopped or no budget",
+    },
+    "execute": {
+        "run_task": "a wave of tasks",
+        "judge": "round done",
+        "human_review": "tool permission",
+        "summarize": "a task raised",
+    },
+    "judge": {
+        "plan": "next round or phase",
+        "replan": "stalled or asked to replan",
+        "human_review": "a question to ask",
+        "summarize": "done, stopped or no budget",
+    },
+    "replan": {
+        "plan": "new phases",
+        "human_review": "replan review",
+        "summarize": "work done or stopped",
+    },
+    "human_review": {
+        "analyse": "clarified before planning",
+        "plan": "approved or edited",
+        "replan": "asked for changes",
+        "execute": "tool allowed or denied",
+        "summarize": "rejected",
+    },
+}

@@ -57,8 +57,25 @@ def _run_with_timeout(
 def run_task(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> Command[Any]:
     """Execute one task once (journalled unless idempotent); its result joins the round's.
 
-    Then the next wave or the judge, as `routing.route_after_run_task` says.
+    Then the next wave or the judge, as `routing.route_after_run_task` says. It never raises:
+    a task whose node failed (its journal's database, say) fails with the error, which the node
+    the wave goes on to finds (`deps.task_error`): it ends the round there and the run goes to
+    summarize with the error. Raised, it would end the run from this task while the wave's
+    other tasks went on (two nodes after one wave).
     """
+    try:
+        return _run(state, runtime, deps)
+    except Exception as exc:
+        raised = run_error(NodeError("run_task", exc))
+        output = f"{raised['type']}: {raised['message']}"
+        result = task_result(state["task"], "failed", output, wave=state["wave"])
+        return Command(
+            update={"results": [result | {"error": raised}], "step_count": 1},
+            goto=route_after_run_task(state),
+        )
+
+
+def _run(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> Command[Any]:
     context = context_of(runtime)
     task, wave = state["task"], state["wave"]
     tool = deps.tools_for(context)[task["tool"]]
@@ -98,20 +115,3 @@ def run_task(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> Command
     # The execution is counted here, once: if an earlier process ran it, its count was lost
     # with the writes that made this task run again.
     return Command(update={"results": [result], "step_count": 1}, goto=route_after_run_task(state))
-
-
-def on_task_error(state: TaskInput, error: NodeError) -> Command[Any]:
-    """A `run_task` that raised: its task failed with the error, and it goes on with its wave.
-
-    Not straight to summarize, as other nodes' errors go (SPEC section 2): the other tasks of
-    the wave go on to execute or the judge, and two nodes after one wave would both end the
-    run (InvalidUpdateError). The node they all reach sees the error (`deps.task_error`),
-    records it as the run's and goes to summarize.
-    """
-    raised = run_error(error)
-    output = f"{raised['type']}: {raised['message']}"
-    result = task_result(state["task"], "failed", output, wave=state["wave"])
-    return Command(
-        update={"results": [result | {"error": raised}], "step_count": 1},
-        goto=route_after_run_task(state),
-    )

@@ -19,10 +19,10 @@ from langgraph.runtime import Runtime
 from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.errors import redact
+from phasegraph.facts.checks import check_lines, evaluate_checks, number_checks, shortfalls
 from phasegraph.models.structured import call_structured
 from phasegraph.nodes.analyse import caller_checks, is_record
 from phasegraph.nodes.deps import Deps, context_of
-from phasegraph.nodes.facts import check_lines, evaluate_checks, number_checks, shortfalls
 from phasegraph.nodes.prompt_render import bullet_list, outcome_line, tokens
 from phasegraph.nodes.step_budget import ROUND_MIN_STEPS, budget_left
 from phasegraph.progress import emit

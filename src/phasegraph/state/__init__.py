@@ -1,6 +1,7 @@
 """Typed state of a run and the pydantic schemas of every stage's result."""
 
 from phasegraph.state.checks import AnyCheck, Check
+from phasegraph.state.facts import RoundFacts
 from phasegraph.state.feedback import ACTIONS_BY_KIND, Feedback
 from phasegraph.state.round_schemas import Judgement, RoundPlan, Task
 from phasegraph.state.schemas import (
@@ -45,6 +46,7 @@ __all__ = [
     "PhasePlan",
     "Reflection",
     "Replan",
+    "RoundFacts",
     "RoundPlan",
     "RoundRecord",
     "RunError",

@@ -24,6 +24,8 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 from langgraph.channels import DeltaChannel
 
+from phasegraph.state.facts import RoundFacts
+
 RunStatus = Literal[
     "running",
     "awaiting_review",
@@ -132,7 +134,7 @@ class RoundRecord(TypedDict):
     judgement: dict[str, Any]
     """The normalised `Judgement`."""
     judge_use: NotRequired[dict[str, float]]
-    """Its judge's steps, model calls, tokens and seconds, when the next stage shared its step."""
+    """Its judge's use, in threads of versions whose judge shared its step with the next stage."""
 
 
 class PhaseOutcome(TypedDict):
@@ -302,6 +304,8 @@ class State(TypedDict, total=False):
     """A person's allow / deny for justified tool requests, by journal key."""
     judgement: dict[str, Any] | None
     """The latest normalised `Judgement`."""
+    facts: RoundFacts | None
+    """The facts record of the latest judged round, computed once (`facts.record`)."""
     rounds: Annotated[list[RoundRecord], history()]
     """Every finished round."""
     phase_outcomes: Annotated[list[PhaseOutcome], history()]
@@ -345,5 +349,4 @@ class State(TypedDict, total=False):
     summary: dict[str, Any] | None
     """The dumped `Summary` (highlights, unfinished, next steps), and how it was made."""
     chained_use: list[dict[str, Any]]
-    """The stages the analyse or phase_plan node ran in one super-step (`nodes.round_start`), in
-    order, each but the last with its steps, model calls, tokens and seconds (`report.history`)."""
+    """In threads of versions that ran several stages in one step: what each spent (reports)."""

@@ -81,11 +81,19 @@ def workspace_tools(settings: WorkspaceSettings) -> tuple[BaseTool, ...]:
         return run_command(argv, workspace=space, settings=settings.commands.capped(timeout_s))
 
     # What each tool declares (SPEC 5 and 11): "idempotent" (running it twice does no more than
-    # once), "read_only" (it changes nothing, so no phase is narrowed away from it) and "writes"
-    # (the argument naming the one file it writes, which the judge is told has changed).
+    # once), "read_only" (it changes nothing, so no phase is narrowed away from it), "writes"
+    # (the argument naming the one file it writes, which the judge is told has changed), "runs"
+    # (the argument holding the argv it runs), "lists" (it lists the workspace) and "workspace"
+    # (it works on the run's workspace, whose facts code may then read and show).
     reads = {"idempotent": True, "read_only": True}
     specs: list[tuple[str, object, type[BaseModel], str, dict[str, Any]]] = [
-        ("list_files", space.list_files, _ListFiles, "List files under a directory.", reads),
+        (
+            "list_files",
+            space.list_files,
+            _ListFiles,
+            "List files under a directory.",
+            reads | {"lists": "path"},
+        ),
         ("read_file", space.read_file, _ReadFile, "Read a text file, or some of its lines.", reads),
         (
             "write_file",
@@ -127,7 +135,7 @@ def workspace_tools(settings: WorkspaceSettings) -> tuple[BaseTool, ...]:
                 name=name,
                 description=description,
                 args_schema=schema,
-                metadata=dict(metadata),
+                metadata={**metadata, "workspace": True},
             )
         )
     return tuple(tools)

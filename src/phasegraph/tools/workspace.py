@@ -387,3 +387,13 @@ def _moved(name: str, exc: OSError) -> WorkspaceError:
             f"{name!r} is a symlink or not a directory at the time of the call; refused"
         )
     return WorkspaceError(f"{name!r}: {exc.strerror or exc}")
+
+
+def workspace_path(space: Workspace, path: object) -> str | None:
+    """A path as the workspace resolves it (``./a.txt`` is ``a.txt``); None outside it."""
+    if not isinstance(path, str) or not path.strip():
+        return None
+    try:
+        return str(space.relative(path.strip()))
+    except WorkspaceError:
+        return None

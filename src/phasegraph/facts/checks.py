@@ -1,0 +1,213 @@
+"""Checks as facts of a run: which phase owns each, their results, and what they ask, in words.
+
+SPEC section 11: which phase must make each check true and whether it does; what the failing
+ones ask of the work, as steps for the next plan; what kept an ended run short of ``completed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from phasegraph import prompts
+from phasegraph.context import Context
+from phasegraph.state import CheckRecord, PhaseOutcome, State
+from phasegraph.tools.checks import HAS_TEXT, absent, evaluate, failing
+from phasegraph.tools.workspace import Workspace
+
+
+def check_owner(check: Mapping[str, Any], phases: Sequence[Mapping[str, Any]], index: int) -> str:
+    """The phase that must make ``check`` true.
+
+    That is the phase the plan named, while it is current or still to come; else the last phase
+    (a check its phase left failing falls to the last).
+    """
+    if not phases:
+        return ""
+    upcoming = {p["id"] for p in phases[index:]}
+    return str(check["phase_id"]) if check["phase_id"] in upcoming else str(phases[-1]["id"])
+
+
+def owned_checks(state: State, phase_id: str) -> list[CheckRecord]:
+    """The checks the given phase must make true."""
+    phases, index = state.get("phases") or [], state.get("phase_index", 0)
+    return [c for c in state.get("checks") or [] if check_owner(c, phases, index) == phase_id]
+
+
+def evaluate_checks(
+    checks: Sequence[CheckRecord], context: Context, ids: Iterable[str] | None = None
+) -> list[CheckRecord]:
+    """The checks with fresh results (only those in ``ids`` when given), run as tools run."""
+    wanted = None if ids is None else set(ids)
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    return [
+        evaluate(check, space, context.command_settings)
+        if wanted is None or check["id"] in wanted
+        else check
+        for check in checks
+    ]
+
+
+def number_checks(checks: list[CheckRecord]) -> list[CheckRecord]:
+    """Checks with ids c1, c2, ... in order (a person's edit may have renumbered them)."""
+    return [{**check, "id": f"c{n}"} for n, check in enumerate(checks, start=1)]
+
+
+def assign_checks(checks: list[CheckRecord], phases: list[dict[str, Any]]) -> list[CheckRecord]:
+    """Each check with the phase that must make it true.
+
+    That is the last phase naming it, else the last phase; ids a phase names that are no check
+    are dropped from it.
+    """
+    known = {c["id"] for c in checks}
+    owner = {}
+    for phase in phases:
+        phase["checks"] = [c for c in phase.get("checks", []) if c in known]
+        owner.update({c: phase["id"] for c in phase["checks"]})
+    return [{**c, "phase_id": owner.get(c["id"], "")} for c in checks]
+
+
+#: How prompts name a ``matches`` check's pattern, which they never quote (see `in_words`).
+SAID_BY_EXPRESSION = "code checks it with a regular expression"
+
+
+def check_lines(checks: Sequence[CheckRecord]) -> str:
+    """Checks with their latest results, one line each, in words."""
+    return "\n".join(f"- {c['id']}: {in_words(c)}: {_verdict(c)}" for c in checks)
+
+
+def in_words(check: Mapping[str, Any]) -> str:
+    """What a check asks, in words.
+
+    Prompts say this, not the label: shown ``matches:files.md:`` and its pattern, the 1.5B
+    model searched the workspace for that text instead of writing the file. Nothing here is
+    quotable as a file's content: told a file "must hold its content (some text)", the 1.5B
+    model wrote "some text" to it, and its judge, told the check passed, called it done.
+    Told package.json "must match the pattern" of its version 1.2.0 with the dot escaped, it
+    wrote the expression, escapes and all, into the file; told "text that the expression finds
+    (write that text, not the expression)", it put the expression's escapes into its edits'
+    old text. An example of the text instead (``"version":"1.2.0"``) was measured worse: the
+    model copied the example's spacing into its edits, which the file did not hold, and wrote
+    the example alone over package.json. With the request alone, it did both jobs right. So
+    plans, judges and phase plans are not shown a pattern: the request says what to do, and
+    code checks. (The summary, written for a person, names a failing check by its label.)
+    """
+    match check["kind"]:
+        case "exists":
+            return f"{check['path']} must exist"
+        case "contains":
+            return f"{check['path']} must contain {check['text']!r}"
+        case "matches" if check["pattern"] == HAS_TEXT:
+            return (
+                f"{check['path']} must exist and not be blank (code does not check whether "
+                "what it holds is right)"
+            )
+        case "matches":
+            return f"{check['path']} must be as the request asks ({SAID_BY_EXPRESSION})"
+        case _:
+            output = f" and print {check['expect']!r}" if check.get("expect") else ""
+            return f"the command {' '.join(check['argv'])!r} must succeed{output}"
+
+
+def to_do(checks: Iterable[CheckRecord], missing: Callable[[str], bool]) -> list[str]:
+    """What the failing checks ask of the work, as steps; a file not there yet is one step.
+
+    Traced on the 1.5B model with a caller's checks "contains alpha" and "contains delta" on the
+    new file of a join of two files: told "make full.txt contain 'alpha'" and the same of
+    'delta', it wrote those two lines and nothing else, and its judge called the join done; told
+    to write it whole "with 'alpha' and 'delta' among the rest", it still wrote those two lines
+    alone. So the step for a file not there yet names no text (the check lines above it still
+    say what code looks for); it is `write_whole`. ``missing``: whether a path is not there now
+    (a check's detail may date from an earlier phase).
+    """
+    open_checks = failing(checks)
+    # a path with checks of what it holds is a file (one with only "exists" may be a folder)
+    new_files = {
+        c["path"]
+        for c in open_checks
+        if c["kind"] in ("contains", "matches") and missing(c["path"])
+    }
+    steps: list[str] = []
+    steps = [
+        write_whole(path, absent(path))
+        for path in dict.fromkeys(c["path"] for c in open_checks if c["path"] in new_files)
+    ]
+    return steps + [still_to_do(c) for c in open_checks if c["path"] not in new_files]
+
+
+def write_from_a_tool(path: str, value: str) -> str:
+    """The step to write again a file holding a number no tool showed (see `unsourced_numbers`).
+
+    Traced on the 1.5B model: asked to count a log's ERROR lines, it wrote 0 beside a search
+    that ended "[3 matching lines]"; each judge after was overruled on the 0, and each plan,
+    told nothing of it, ran the search again until the budget was spent.
+    """
+    again = f"write {path} again with the number a tool's output shows"
+    return f"{path} holds {value}, {prompts.UNSOURCED}: {again}"
+
+
+def write_the_path(path: str, name: str, found: Sequence[str]) -> str:
+    """The step to write again a file holding a name where a path is asked for.
+
+    See `misplaced_names`; traced on the 1.5B model, whose plans, told nothing of it after
+    each judge was overruled, read answer.txt back round after round.
+    """
+    held = prompts.NOT_A_PATH.format(name=name, found=", ".join(found))
+    return f"{path} holds {held}: write {path} again with the path"
+
+
+def write_whole(path: str, why: str) -> str:
+    """The step to write a file the work must make, from nothing: "write answer.txt with ...".
+
+    Traced on the 1.5B model: told to write timeout.txt "with the whole content the request
+    asks for", where the request asked for one field of settings.json, it wrote the whole of
+    settings.json, and wrote it again after code had called that a copy; told to write it
+    "with what the request asks it to hold", it read settings.json and wrote the field's value.
+    The same words kept the join of two files whole.
+    """
+    return f"write {path} with what the request asks it to hold ({why})"
+
+
+def still_to_do(check: CheckRecord) -> str:
+    """What a failing check asks of the work, as a step: "write files.md ..."."""
+    match check["kind"]:
+        case "exists":
+            return f"create {check['path']} ({check['detail']})"
+        case "contains":
+            return f"make {check['path']} contain {check['text']!r} ({check['detail']})"
+        case "matches" if check["pattern"] == HAS_TEXT:
+            return write_whole(check["path"], check["detail"])
+        case "matches":
+            return f"change {check['path']} as the request asks ({check['detail']})"
+        case _:
+            return f"make the command {' '.join(check['argv'])!r} succeed ({check['detail']})"
+
+
+def _verdict(check: CheckRecord) -> str:
+    if check["passed"] is None:
+        return "not evaluated yet"
+    return f"passes ({check['detail']})" if check["passed"] else f"FAILS: {check['detail']}"
+
+
+ENDED_SHORT = {
+    "end_phase": "the judge ended it short of its goal",
+    "round_limit": "it reached its round limit",
+    "replan_cap": "the replans allowed were used up",
+    "consecutive_failures": "its tasks failed in a row",
+    "no_plan": "no usable round plan came",
+}
+
+
+def shortfalls(outcomes: Iterable[PhaseOutcome], checks: Iterable[CheckRecord]) -> list[str]:
+    """What kept the run from ``completed``: each phase that ended short, each failing check.
+
+    A phase a replan replaced is not counted: the phases that replaced it carry its work.
+    """
+    found = [
+        f"phase {o['name']} ({o['phase_id']}) ended short: "
+        f"{ENDED_SHORT.get(o['ended_by'], o['ended_by'])}, at {o['completion_rate']:.0%}"
+        for o in outcomes
+        if not o["completed"] and o["ended_by"] != "replanned"
+    ]
+    found += [f"check {c['label']} fails: {c['detail']}" for c in checks if c["passed"] is not True]
+    return found

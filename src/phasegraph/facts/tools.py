@@ -1,0 +1,138 @@
+"""What tools declare of themselves, and what the run's results show through it.
+
+Facts read a tool's ``metadata``, never its name: ``read_only`` (it changes nothing),
+``writes`` (the argument naming the file it writes), ``runs`` (the argument holding the argv it
+runs), ``idempotent``, ``lists`` (it lists the workspace), ``workspace`` (it works on the run's
+workspace: the built-in tools).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence, Set
+
+from langchain_core.tools import BaseTool
+
+from phasegraph.context import Context
+from phasegraph.state import CheckRecord, TaskResult
+from phasegraph.tools.workspace import Workspace, workspace_path
+
+FILE_KINDS = ("exists", "contains", "matches")
+
+
+def declares(tool: BaseTool | None, key: str) -> object:
+    """What a tool declares under ``key`` in its metadata (None when it declares nothing)."""
+    return (tool.metadata or {}).get(key) if tool is not None else None
+
+
+def on_workspace(tools: Mapping[str, BaseTool]) -> bool:
+    """Whether the run has tools that work on its workspace (the built-in ones declare it)."""
+    return any(declares(tool, "workspace") for tool in tools.values())
+
+
+def listing_tools(tools: Mapping[str, BaseTool]) -> set[str]:
+    """Tools that declare they list the workspace (``metadata={"lists": ...}``)."""
+    return {name for name, tool in tools.items() if declares(tool, "lists")}
+
+
+def writes_needed(
+    checks: Iterable[CheckRecord], tools: Mapping[str, BaseTool], files_to_write: Sequence[str] = ()
+) -> set[str]:
+    """Every tool that writes files, while a file check fails or the request names files to write.
+
+    Traced on the 1.5B model: it called "in config.ini, change debug = true to debug = false"
+    analysis work, which may not write, and, refused the file tools, tried sed round after
+    round until the budget ran out; the same analysis named config.ini among the files to
+    write.
+    """
+    failing = any(c["kind"] in FILE_KINDS and c["passed"] is not True for c in checks)
+    if not failing and not files_to_write:
+        return set()
+    return {name for name, tool in tools.items() if writes_files(tool)}
+
+
+def writes_files(tool: BaseTool | None) -> bool:
+    """Whether a tool declares that it writes files (``metadata={"writes": "path"}``)."""
+    return bool(written_argument(tool))
+
+
+def written_argument(tool: BaseTool | None) -> str | None:
+    """The argument naming the file a tool writes, as it declares it, if it writes one."""
+    return (tool.metadata or {}).get("writes") if tool is not None else None
+
+
+def read_only(tools: Mapping[str, BaseTool]) -> set[str]:
+    """Tools that declare they change nothing (``metadata={"read_only": True}``)."""
+    return {name for name, tool in tools.items() if (tool.metadata or {}).get("read_only")}
+
+
+def runs_argument(tool: BaseTool | None) -> str | None:
+    """The argument holding the argv a tool runs, as it declares it (``runs``), if it runs one."""
+    return (tool.metadata or {}).get("runs") if tool is not None else None
+
+
+def runs_programs(tool: BaseTool | None) -> bool:
+    """Whether a tool declares that it runs programs."""
+    return bool(runs_argument(tool))
+
+
+def paths_read(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) -> list[object]:
+    """The paths the ok calls of read-only tools named, as the model gave them."""
+    reading = read_only(tools)
+    return [
+        r["arguments"].get("path") for r in results if r["tool"] in reading and r["status"] == "ok"
+    ]
+
+
+def changed_files(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) -> list[str]:
+    """Files the given results wrote, in order, each once.
+
+    They are the ok results of tools that declare the argument naming the file they write
+    (``metadata={"writes": "path"}``).
+    """
+    seen: dict[str, None] = {}
+    for result in results:
+        argument = written_argument(tools.get(result["tool"]))
+        path = result["arguments"].get(argument) if argument else None
+        if result["status"] == "ok" and isinstance(path, str) and path.strip():
+            seen[path.strip()] = None
+    return list(seen)
+
+
+def _program(result: TaskResult, tools: Mapping[str, BaseTool]) -> str | None:
+    """The program an ok result of a command tool ran (the first word of its argv)."""
+    argument = runs_argument(tools.get(result["tool"]))
+    argv = result["arguments"].get(argument) if argument else None
+    if result["status"] == "ok" and isinstance(argv, list) and argv:
+        return str(argv[0]).strip()
+    return None
+
+
+def programs_run(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) -> set[str]:
+    """The programs the ok results of command tools ran."""
+    return {p for result in results if (p := _program(result, tools))}
+
+
+def programs_written_after(
+    rounds: Sequence[Sequence[TaskResult]],
+    tools: Mapping[str, BaseTool],
+    files: Set[str],
+    context: Context,
+) -> set[str]:
+    """The programs that ran before one of ``files`` was written, in a later wave or round.
+
+    ``rounds``: the run's results round by round, in order. A write in the same wave ran beside
+    the program and could not hold what it returned.
+    """
+    space = Workspace(context.workspace)
+    runs: list[tuple[tuple[int, int], str]] = []
+    last_write: tuple[int, int] | None = None
+    for number, results in enumerate(rounds):
+        for result in results:
+            at = (number, result.get("wave", 0))
+            argument = written_argument(tools.get(result["tool"]))
+            path = workspace_path(space, result["arguments"].get(argument)) if argument else None
+            if result["status"] == "ok" and path in files:
+                last_write = at if last_write is None else max(last_write, at)
+            if program := _program(result, tools):
+                runs.append((at, program))
+    return {program for at, program in runs if last_write is not None and at < last_write}

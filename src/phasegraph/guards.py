@@ -1,0 +1,158 @@
+"""What code may overrule: guards that keep a phase open its judge called done (SPEC section 1).
+
+A guard is a small function of the round's facts record (`RoundFacts`) that returns a reason to
+keep the phase open, or None. When the judge claims the phase done (``phase_completed``, or
+``end_phase`` at a rate that says the goal is met), the guards are asked in order; the first
+reason overrules the judgement: the phase goes on (``continue_phase``) and the judgement says
+why (``overridden``), which the next plan reads. The round limit and the budget still end it.
+
+`DEFAULT_GUARDS` hold for any tools, the caller's included, and read only what tools declare of
+themselves. `WORKSPACE_GUARDS` serve the built-in workspace tools and are on when those are.
+``build_graph(guards=...)`` replaces the list; add to `default_guards` to keep them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from phasegraph import prompts
+from phasegraph.state.facts import RoundFacts
+
+Guard = Callable[[RoundFacts], str | None]
+
+#: The least completion rate at which a judge's "phase completed" is taken.
+COMPLETED_RATE = 0.5
+
+
+def claims_done(judgement: dict[str, Any]) -> bool:
+    """``phase_completed``, or ``end_phase`` at a rate that claims the goal is met.
+
+    An ``end_phase`` at a low rate (the goal cannot be met) still ends the phase, short of it.
+    """
+    return bool(judgement["phase_completed"]) or (
+        judgement["next_action"] == "end_phase"
+        and judgement["phase_completion_rate"] >= COMPLETED_RATE
+    )
+
+
+def hold(judgement: dict[str, Any], facts: RoundFacts, guards: Sequence[Guard]) -> None:
+    """Overrule a judgement that claims the phase done where a guard gives a reason."""
+    if not claims_done(judgement):
+        return
+    for guard in guards:
+        why = guard(facts)
+        if why:
+            judgement["phase_completed"] = False
+            judgement["next_action"] = "continue_phase"
+            judgement["overridden"] = why
+            return
+
+
+# -- for any tools ------------------------------------------------------------------------------
+
+
+def checks_fail(facts: RoundFacts) -> str | None:
+    """A check the phase owns fails: the phase is not done (SPEC section 11)."""
+    if facts["failing_checks"]:
+        return "checks fail: " + "; ".join(facts["failing_checks"])
+    return None
+
+
+def writes_never_ran(facts: RoundFacts) -> str | None:
+    """The round planned writes (tools that declare ``writes``), none ran, and no file changed."""
+    writes = facts["writes"]
+    if writes and not facts["changed_files"] and not any(w.endswith(" ok") for w in writes):
+        return f"no file changed: the writes planned ({', '.join(writes)}) did not run"
+    return None
+
+
+def nothing_succeeded(facts: RoundFacts) -> str | None:
+    """No task of the phase has succeeded: whatever the judge saw, the phase did nothing."""
+    if facts["phase_succeeded"] == 0:
+        return prompts.NOTHING_SUCCEEDED
+    return None
+
+
+# -- for the built-in workspace tools ---------------------------------------------------------
+
+
+def copied_input(facts: RoundFacts) -> str | None:
+    """A written file holds an input's very text, and the request asks for no copy."""
+    if facts["copies"] and not facts["asks_for_copy"]:
+        copied = "; ".join(
+            f"{path} holds the same text as {source}" for path, source in facts["copies"].items()
+        )
+        return copied + ": copied, not made from it as the request asks"
+    return None
+
+
+def files_unwritten(facts: RoundFacts) -> str | None:
+    """The last phase, and no file the request writes or changes was written."""
+    named = facts["to_write"]
+    if facts["last_phase"] and named and len(facts["unwritten"]) == len(named):
+        return (
+            f"no file the request writes or changes was written ({', '.join(named)}): the work "
+            "is not done"
+        )
+    return None
+
+
+def unsourced_number(facts: RoundFacts) -> str | None:
+    """The last phase wrote a number no input or tool output shows, where a tool could show it."""
+    if facts["last_phase"] and facts["unsourced"] and facts["runners"]:
+        held = "; ".join(
+            f"{path} holds {value}, {prompts.UNSOURCED}"
+            for path, value in facts["unsourced"].items()
+        )
+        return held + prompts.GET_IT_FROM_A_TOOL.format(runner=facts["runners"][0])
+    return None
+
+
+def bare_name_for_path(facts: RoundFacts) -> str | None:
+    """The last phase wrote a file's bare name where the request asks for its path."""
+    if facts["last_phase"] and facts["misplaced"] and facts["asks_for_path"]:
+        held = "; ".join(
+            f"{path} holds {prompts.NOT_A_PATH.format(name=name, found=', '.join(found))}"
+            for path, (name, found) in facts["misplaced"].items()
+        )
+        return held + ": the request asks for a path"
+    return None
+
+
+def named_command_unrun(facts: RoundFacts) -> str | None:
+    """The last phase, and a program the request asks to run never ran, or fed no file."""
+    if not facts["last_phase"]:
+        return None
+    if facts["commands_unrun"]:
+        return (
+            "the request asks to run " + ", ".join(facts["commands_unrun"]) + ", and it never "
+            "ran (" + " or ".join(facts["runners"]) + "): what it reports is not known, so the "
+            "work is not done"
+        )
+    if facts["commands_unused"]:
+        return (
+            ", ".join(facts["commands_unused"]) + " ran, but no file the request writes was "
+            "written after it: what it reported is not in them, so the work is not done"
+        )
+    return None
+
+
+DEFAULT_GUARDS: tuple[Guard, ...] = (checks_fail, writes_never_ran, nothing_succeeded)
+WORKSPACE_GUARDS: tuple[Guard, ...] = (
+    copied_input,
+    files_unwritten,
+    unsourced_number,
+    bare_name_for_path,
+    named_command_unrun,
+)
+
+
+def default_guards(workspace: bool) -> tuple[Guard, ...]:
+    """The guards a graph has unless given its own: the workspace set when ``workspace``.
+
+    No task succeeded is asked last: where another guard knows better what is missing, its
+    reason is the one the next plan reads.
+    """
+    checks, writes, nothing = DEFAULT_GUARDS
+    return (checks, writes, *(WORKSPACE_GUARDS if workspace else ()), nothing)
