@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from phasegraph import Context, ScriptedChatModel, build_graph
 from phasegraph.errors import ConfigurationError
 from phasegraph.nodes.deps import Deps
-from phasegraph.nodes.execute import failed_before
+from phasegraph.nodes.holds import failed_before
 from phasegraph.tools.builtin import Toolbox
 
 from scripts import ANALYSIS, CONTINUE, SUMMARY, judgement, phases, round_plan

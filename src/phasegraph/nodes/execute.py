@@ -12,22 +12,17 @@ task that carries a justification asks the person first when tool-permission rev
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
-from phasegraph.facts.files import fully_shown_files, listed_whole
+from phasegraph.facts.files import listed_whole
 from phasegraph.facts.tools import (
-    changed_files,
     listing_tools,
-    read_only,
-    writes_files,
-    written_argument,
 )
 from phasegraph.nodes.deps import (
     Deps,
@@ -40,229 +35,21 @@ from phasegraph.nodes.deps import (
     task_result,
     thread_id,
 )
+from phasegraph.nodes.holds import (
+    blind_writes,
+    failed_before,
+    made_by,
+    reads_of_nothing,
+    repeated_calls,
+    unseen_overwrites,
+)
 from phasegraph.nodes.judgement import round_stopped
 from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
 from phasegraph.progress import emit
 from phasegraph.state import State, TaskInput, TaskResult, ToolViolation
 from phasegraph.storage.journal import journal_key
-from phasegraph.tools.base import is_idempotent, truncate
 from phasegraph.tools.constraints import refusal_reason
-from phasegraph.tools.workspace import Workspace, WorkspaceError, workspace_path
-
-
-def blind_writes(
-    tasks: list[dict[str, Any]],
-    tools: Mapping[str, BaseTool],
-    earlier: Iterable[TaskResult] = (),
-    shown: Set[str] = frozenset(),
-    nothing: Set[str] = frozenset(),
-) -> dict[str, str]:
-    """The writes a round plans beside reads, each with why it waits for a round of its own.
-
-    A plan's arguments are fixed when it is made, so a file written in the round that reads
-    cannot hold what the reads return: the 1.5B model wrote "file1, file2, file3" to files.md
-    beside the listing, and "0" to sum.txt beside reading the numbers, with or without a
-    depends_on between them. Such a write is not run; the next plan has the reads' output.
-    A round of writes alone runs as planned, and so does a call that declares neither. Once
-    an earlier round of the phase has read (in ``earlier``), a write beside reads runs: its
-    plan had those outputs, and the 1.5B model, which plans a read beside every write, had its
-    right count of ERROR lines skipped round after round until the budget ran out. A read of
-    a file the prompt showed whole still holds the writes beside it: let through, the 1.5B
-    model wrote 100 as the sum of 17, 25 and 8 beside reading them, and its judge called it
-    done; held, the next plan has the read's output in its history as well.
-    ``shown``: reading tools whose output the plan's prompt already held, which hold nothing
-    back: the workspace's listing, where the prompt lists it whole (traced on the 1.5B model,
-    with caller checks: its write of the three names to files.md, planned beside a listing,
-    was held in two phases running, and the budget ran out with files.md never written).
-    ``nothing``: reads that can return nothing (see `reads_of_nothing`), which hold nothing
-    back either.
-    """
-    reading = read_only(tools) - shown
-    readers = [t["id"] for t in tasks if t["tool"] in reading and t["id"] not in nothing]
-    if not readers or any(r["tool"] in reading and r["status"] == "ok" for r in earlier):
-        return {}
-    why = (
-        f"not run: it was planned beside reads ({', '.join(readers)}) whose output its "
-        "arguments could not hold; plan it alone next round, written from what they returned"
-    )
-    return {t["id"]: why for t in tasks if writes_files(tools.get(t["tool"]))}
-
-
-def reads_of_nothing(
-    tasks: list[dict[str, Any]], tools: Mapping[str, BaseTool], space: Workspace
-) -> set[str]:
-    """The reads a round plans of a path in the workspace that is not there: they fail.
-
-    Traced on the 1.5B model, with caller checks: asked to write the folder's names to
-    files.md, it planned a read of files.md (not there yet) beside the listing and the write,
-    and made the write depend on it: the write was held beside the read, then skipped as
-    depending on a failed task, round after round, until the budget ran out. Such a read can
-    hold no write back, and its failure stops none that makes the file (see `_made_by`).
-    """
-    reading = read_only(tools)
-    return {
-        t["id"]
-        for t in tasks
-        if t["tool"] in reading and _absent(space, (t.get("arguments") or {}).get("path"))
-    }
-
-
-def _absent(space: Workspace, path: object) -> bool:
-    rel = workspace_path(space, path)
-    return rel is not None and not os.path.lexists(space.real_root / rel)
-
-
-def _made_by(
-    failed: TaskResult, task: Mapping[str, Any], tools: Mapping[str, BaseTool], space: Workspace
-) -> bool:
-    """Whether ``failed`` is a read of a file that is not there, and ``task`` writes that file."""
-    written = written_argument(tools.get(task["tool"]))
-    path = failed["arguments"].get("path")
-    return (
-        written is not None
-        and failed["status"] == "failed"
-        and failed["tool"] in read_only(tools)
-        and _absent(space, path)
-        and workspace_path(space, path) == workspace_path(space, task["arguments"].get(written))
-    )
-
-
-def unseen_overwrites(
-    tasks: list[dict[str, Any]],
-    tools: Mapping[str, BaseTool],
-    seen: Sequence[TaskResult],
-    state: State,
-    context: Context,
-) -> dict[str, str]:
-    """Whole-file writes over a file that is there and that this run has not seen, with why.
-
-    Traced on the 1.5B model: asked which file defines parse_date and to write its path to
-    answer.txt, it wrote a stub over src/util/dates.py, the very file the answer was, round
-    after round: a user's file lost for nothing. A tool that writes a whole file (it declares
-    ``writes`` and is idempotent: the same bytes again) replaces what is there; over a file no
-    read of this run returned, no write of this run made and no prompt showed whole, it is
-    not run, and the plan is told to read the file first; unless it holds the very text being
-    written (a round run again after a crash wrote it before its result was saved). Edits (old
-    text for new) are left to the tool, which refuses a text that is not there.
-    """
-    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
-    reading = read_only(tools)
-    read = [r for r in seen if r["tool"] in reading and r["status"] == "ok"]
-    known = {rel for r in read if (rel := workspace_path(space, r["arguments"].get("path")))}
-    shown = [*changed_files(seen, tools), *fully_shown_files(state["request"], context, tools)]
-    known |= {rel for name in shown if (rel := workspace_path(space, name))}
-    unseen: dict[str, str] = {}
-    for task in tasks:
-        tool = tools.get(task["tool"])
-        argument = written_argument(tool)
-        if tool is None or not argument or not is_idempotent(tool):
-            continue
-        rel = workspace_path(space, task["arguments"].get(argument))
-        if rel and rel not in known and (space.real_root / rel).is_file():
-            if _holds_already(space, rel, task["arguments"]):
-                continue  # the same bytes again (a round re-run after a crash): nothing is lost
-            unseen[task["id"]] = (
-                f"not run: {rel} is there and this run has not read it, so writing it whole "
-                "would lose what it holds; read it first, or write a new file"
-            )
-    return unseen
-
-
-def _holds_already(space: Workspace, rel: str, arguments: Mapping[str, Any]) -> bool:
-    """Whether the file already holds exactly one of the call's texts (its content)."""
-    try:
-        data, size = space.read_bytes(space.relative(rel), space.max_read_bytes)
-    except (OSError, WorkspaceError):
-        return False
-    text = data.decode("utf-8", errors="replace")
-    return size == len(data) and any(v == text for v in arguments.values() if isinstance(v, str))
-
-
-def repeated_calls(
-    tasks: Sequence[dict[str, Any]], tools: Mapping[str, BaseTool]
-) -> dict[str, str]:
-    """Reads that repeat an earlier read of the same round, each with the id of that read.
-
-    Traced on the 1.5B model: a round of eight tasks held each of four calls twice (two reads of
-    one file, two searches, two listings), each execution a step of the budget, and the run
-    ended with its budget spent and the answer unwritten. A read-only call run again returns
-    what it returned, as long as nothing it waits for may have changed the workspace in
-    between: such a repeat is not run, and the tasks that depend on it wait for the first.
-    A read that waits for a write (a check of what was written) runs, and so does any call of
-    a tool that may change things, however often it is planned.
-    """
-    reading = read_only(tools)
-    needs = {t["id"]: [d for d in t["depends_on"] if d != t["id"]] for t in tasks}
-    tool_of = {t["id"]: t["tool"] for t in tasks}
-
-    def upstream(task_id: str) -> set[str]:
-        seen: set[str] = set()
-        todo = list(needs.get(task_id, []))
-        while todo:
-            other = todo.pop()
-            if other not in seen:
-                seen.add(other)
-                todo.extend(needs.get(other, []))
-        return seen
-
-    first: dict[str, str] = {}
-    same: dict[str, str] = {}
-    for task in tasks:
-        before = upstream(task["id"])
-        if task["tool"] not in reading or any(tool_of.get(d) not in reading for d in before):
-            continue
-        call = _call_key(task["tool"], task["arguments"])
-        same_as = first.setdefault(call, task["id"])
-        # a first that waits for its own repeat would wait for itself
-        if same_as != task["id"] and task["id"] not in upstream(same_as):
-            same[task["id"]] = same_as
-    return same
-
-
-def failed_before(
-    tasks: Sequence[dict[str, Any]], tools: Mapping[str, BaseTool], earlier: Sequence[TaskResult]
-) -> dict[str, str]:
-    """Writes that failed in an earlier round, with nothing changed since, each with why.
-
-    Traced on the 1.5B model: its edit of config.ini replaced "debug" with "false", and it
-    planned that same edit three rounds more, each failing with "old_text was not found" and
-    each a step of the budget, the last after a replan that had not seen the failures. A tool
-    that writes a file of the workspace fails on what the workspace holds, so the same call
-    fails again while nothing has changed: until a call of a tool that may change things
-    succeeds, it is not run, and the plan is told why and what failed. Only the workspace's own
-    refusals are held (a `WorkspaceError`: text not found, a path outside); other failures (a
-    permission a person may fix, a service) and other tools (a command's timing) run again.
-    A call of a tool that may change things and that ran, or may have (timeout, interrupted),
-    releases every hold. ``earlier``: the run's results so far, this round's earlier waves too.
-    """
-    reading = read_only(tools)
-    failed: dict[str, TaskResult] = {}
-    for result in earlier:
-        if result["status"] in _MAY_HAVE_CHANGED and result["tool"] not in reading:
-            failed.clear()  # something may have changed: a failed call may now succeed
-        elif (
-            result["status"] == "failed"
-            and result["output"].startswith(WorkspaceError.__name__)
-            and writes_files(tools.get(result["tool"]))
-        ):
-            failed[_call_key(result["tool"], result["arguments"])] = result
-    again: dict[str, str] = {}
-    for task in tasks:
-        if before := failed.get(_call_key(task["tool"], task["arguments"])):
-            error = truncate(" ".join(before["output"].split()), 160)
-            again[task["id"]] = (
-                f"not run: the same call failed before ({error}) and nothing has changed since; "
-                "change its arguments or use another tool"
-            )
-    return again
-
-
-_MAY_HAVE_CHANGED = ("ok", "timeout", "interrupted")
-
-
-def _call_key(tool: str, arguments: Mapping[str, Any]) -> str:
-    # exact, unlike reflection.normalise_call: blank space in an edit's old text matters
-    return json.dumps([tool, arguments], sort_keys=True, default=str)
+from phasegraph.tools.workspace import Workspace
 
 
 def round_elapsed(results: list[TaskResult]) -> float:
@@ -278,116 +65,171 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     if (raised := task_error(state)) is not None:
         return round_stopped(state, raised)
     context = context_of(runtime)
-    phase = current_phase(state)
-    task_type = str((state.get("structured_request") or {}).get("task_type", ""))
+    wave = _Wave.of(state, context, deps)
+    progress = True
+    while progress and wave.asked is None:  # settling one task can settle those that wait on it
+        progress = False
+        for task in wave.tasks:
+            progress = wave.decide(task, runtime) or progress
+            if wave.asked is not None:
+                break
+    return wave.update(state)
+
+
+def _holds(
+    state: State, context: Context, available: Mapping[str, BaseTool], space: Workspace
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The round's tasks held back, with why, and its repeated reads, with the read repeated."""
     tasks: list[dict[str, Any]] = (state.get("current_plan") or {}).get("tasks", [])
-    available = deps.tools_for(context)
-    allowed = set(phase_allowed_tools(state, phase, deps, context))
     earlier = (r for record in phase_window(state) for r in record["results"])
     listing = listing_tools(available) if listed_whole(context, available) else set()
-    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     nothing = reads_of_nothing(tasks, available, space)
     blind = blind_writes(tasks, available, earlier, listing, nothing)
     seen = [*run_results(state), *state.get("results", [])]
     blind |= unseen_overwrites(tasks, available, seen, state, context)
     blind |= failed_before(tasks, available, seen)
-    repeats = repeated_calls(tasks, available)
-    decisions = state.get("tool_decisions") or {}
-    asks_permission = limits_of(state)["review"] == "all"
-    done: dict[str, TaskResult] = {r["task_id"]: r for r in state.get("results", [])}
-    wave = state.get("wave", 0) + 1
-    time_left = context.round_timeout_s - round_elapsed(list(done.values()))
-    # One step stays for the judge of this round, so judging never passes the budget (SPEC 3).
-    steps_left = budget_left(state) - JUDGE_STEPS
-    new: list[TaskResult] = []
-    violations: list[ToolViolation] = []
-    dispatch: list[TaskInput] = []
-    update: dict[str, Any] = {}
+    return blind, repeated_calls(tasks, available)
 
-    progress = True
 
-    def settle(result: TaskResult) -> None:
-        nonlocal progress
-        done[result["task_id"]] = result
-        new.append(result)
-        progress = True
+@dataclass
+class _Wave:
+    """One pass of `execute` over the round: what it settles, what it sends, what it asks."""
 
-    while progress:  # settling one task can settle the tasks that depend on it
-        progress = False
-        for task in tasks:
-            if task["id"] in done or any(t["task"]["id"] == task["id"] for t in dispatch):
-                continue
-            needs = [repeats.get(d, d) for d in task["depends_on"]]
-            deps_done = [done[d] for d in needs if d in done]
-            if len(deps_done) < len(needs):
-                continue
-            key = journal_key(thread_id(), phase["id"], state["round_seq"], task["id"])
-            tool = task["tool"]
-            decision = decisions.get(key)
-            if task["id"] in repeats:
-                same_as = repeats[task["id"]]
-                why = f"not run: the same call as {same_as} in this round; its result is theirs"
-                settle(task_result(task, "skipped", why))
-            elif any(
-                d["status"] != "ok" and not _made_by(d, task, available, space) for d in deps_done
-            ):
-                settle(task_result(task, "skipped", "a task it depends on did not succeed"))
-            elif task["id"] in blind:
-                settle(task_result(task, "skipped", blind[task["id"]]))
-            elif tool not in allowed and decision != "allow":
-                reason = refusal_reason(tool, available, task_type, phase["id"])
-                if (
-                    decision is None
-                    and asks_permission
-                    and task.get("justification")
-                    and tool in available
-                ):
-                    update["pending_review"] = {
-                        "kind": "tool_permission",
-                        "stage": "execute",
-                        "key": key,
-                        "task": task,
-                        "reason": reason,
-                        "justification": task["justification"],
-                    }
-                    update["status"] = "awaiting_review"
-                    emit(runtime, "awaiting_review", kind="tool_permission", tool=tool)
-                    break
-                if decision == "deny":
-                    reason += "; the person denied the request"
-                settle(task_result(task, "refused", reason))
-                violations.append(
-                    {"tool": tool, "phase_id": phase["id"], "task_id": task["id"], "reason": reason}
-                )
-            elif time_left <= 0:
-                settle(task_result(task, "timeout", "the round's time limit was reached first"))
-            elif len(dispatch) >= steps_left:
-                settle(task_result(task, "skipped", "the step budget is spent"))
-            elif len(dispatch) < context.max_parallel:
-                progress = True
-                dispatch.append(
-                    {
-                        "task": task,
-                        "phase_id": phase["id"],
-                        "round_seq": state["round_seq"],
-                        "wave": wave,
-                        "timeout_s": min(context.task_timeout_s, time_left),
-                    }
-                )
-            # else: the wave is full; the task waits for the next one
-        if "pending_review" in update:
-            break
-    if "pending_review" in update:
-        dispatch = []  # nothing starts until the person has answered
-    if new:
-        update["results"] = new
-    if violations:
-        update["tool_violations"] = violations
-    # Nothing left for another pass (every task settled or in this wave): the wave's tasks go
-    # straight to the judge, a super-step and a checkpoint fewer per round. Each task carries
-    # that, so its node routes on what it was sent (`routing.route_after_run_task`).
-    sent = {item["task"]["id"] for item in dispatch}
-    last = bool(sent) and all(t["id"] in done or t["id"] in sent for t in tasks)
-    for item in dispatch:
-        item["last_wave"] = last
-    return update | {"dispatch": dispatch, "wave": wave if dispatch else state.get("wave", 0)}
+    state: State
+    context: Context
+    available: Mapping[str, BaseTool]
+    allowed: set[str]
+    space: Workspace
+    blind: dict[str, str]
+    repeats: dict[str, str]
+    number: int
+    time_left: float
+    steps_left: int
+    done: dict[str, TaskResult]
+    new: list[TaskResult] = field(default_factory=list)
+    sent: list[TaskInput] = field(default_factory=list)
+    violations: list[ToolViolation] = field(default_factory=list)
+    asked: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, state: State, context: Context, deps: Deps) -> _Wave:
+        """The next wave of the round in progress."""
+        available = deps.tools_for(context)
+        space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+        blind, repeats = _holds(state, context, available, space)
+        done = {r["task_id"]: r for r in state.get("results", [])}
+        return cls(
+            state=state,
+            context=context,
+            available=available,
+            allowed=set(phase_allowed_tools(state, current_phase(state), deps, context)),
+            space=space,
+            blind=blind,
+            repeats=repeats,
+            number=state.get("wave", 0) + 1,
+            time_left=context.round_timeout_s - round_elapsed(list(done.values())),
+            # one step stays for the judge of this round: judging never passes the budget
+            steps_left=budget_left(state) - JUDGE_STEPS,
+            done=done,
+        )
+
+    @property
+    def tasks(self) -> list[dict[str, Any]]:
+        """The round's planned tasks."""
+        return list((self.state.get("current_plan") or {}).get("tasks", []))
+
+    def settle(self, result: TaskResult) -> bool:
+        """Give a task its result without running it."""
+        self.done[result["task_id"]] = result
+        self.new.append(result)
+        return True
+
+    def decide(self, task: dict[str, Any], runtime: Runtime[Context]) -> bool:
+        """Settle, send or ask about one task, if it is ready; whether anything was decided."""
+        if task["id"] in self.done or any(t["task"]["id"] == task["id"] for t in self.sent):
+            return False
+        needs = [self.repeats.get(d, d) for d in task["depends_on"]]
+        deps_done = [self.done[d] for d in needs if d in self.done]
+        if len(deps_done) < len(needs):
+            return False
+        if task["id"] in self.repeats:
+            same_as = self.repeats[task["id"]]
+            why = f"not run: the same call as {same_as} in this round; its result is theirs"
+            return self.settle(task_result(task, "skipped", why))
+        if any(
+            d["status"] != "ok" and not made_by(d, task, self.available, self.space)
+            for d in deps_done
+        ):
+            return self.settle(task_result(task, "skipped", "a task it depends on did not succeed"))
+        if task["id"] in self.blind:
+            return self.settle(task_result(task, "skipped", self.blind[task["id"]]))
+        phase = current_phase(self.state)
+        key = journal_key(thread_id(), phase["id"], self.state["round_seq"], task["id"])
+        decision = (self.state.get("tool_decisions") or {}).get(key)
+        if task["tool"] not in self.allowed and decision != "allow":
+            return self._refuse(task, key, decision, runtime)
+        if self.time_left <= 0:
+            return self.settle(
+                task_result(task, "timeout", "the round's time limit was reached first")
+            )
+        if len(self.sent) >= self.steps_left:
+            return self.settle(task_result(task, "skipped", "the step budget is spent"))
+        if len(self.sent) >= self.context.max_parallel:
+            return False  # the wave is full; the task waits for the next one
+        self.sent.append(
+            {
+                "task": task,
+                "phase_id": phase["id"],
+                "round_seq": self.state["round_seq"],
+                "wave": self.number,
+                "timeout_s": min(self.context.task_timeout_s, self.time_left),
+            }
+        )
+        return True
+
+    def _refuse(
+        self, task: dict[str, Any], key: str, decision: str | None, runtime: Runtime[Context]
+    ) -> bool:
+        """A tool the task may not use: refused, or asked about (SPEC section 5)."""
+        tool = task["tool"]
+        phase_id = current_phase(self.state)["id"]
+        task_type = str((self.state.get("structured_request") or {}).get("task_type", ""))
+        reason = refusal_reason(tool, self.available, task_type, phase_id)
+        asks = limits_of(self.state)["review"] == "all"
+        if decision is None and asks and task.get("justification") and tool in self.available:
+            self.asked = {
+                "kind": "tool_permission",
+                "stage": "execute",
+                "key": key,
+                "task": task,
+                "reason": reason,
+                "justification": task["justification"],
+            }
+            emit(runtime, "awaiting_review", kind="tool_permission", tool=tool)
+            return True
+        if decision == "deny":
+            reason += "; the person denied the request"
+        self.violations.append(
+            {"tool": tool, "phase_id": phase_id, "task_id": task["id"], "reason": reason}
+        )
+        return self.settle(task_result(task, "refused", reason))
+
+    def update(self, state: State) -> dict[str, Any]:
+        """The pass's writes: results settled, violations, the wave sent or the question."""
+        update: dict[str, Any] = {}
+        sent = [] if self.asked is not None else self.sent  # nothing starts until answered
+        if self.asked is not None:
+            update |= {"pending_review": self.asked, "status": "awaiting_review"}
+        if self.new:
+            update["results"] = self.new
+        if self.violations:
+            update["tool_violations"] = self.violations
+        # Nothing left for another pass (every task settled or in this wave): the wave's tasks
+        # go straight to the judge. Each carries that, so its node routes on what it was sent
+        # (`routing.route_after_run_task`).
+        ids = {item["task"]["id"] for item in sent}
+        last = bool(ids) and all(t["id"] in self.done or t["id"] in ids for t in self.tasks)
+        for item in sent:
+            item["last_wave"] = last
+        wave = self.number if sent else state.get("wave", 0)
+        return update | {"dispatch": sent, "wave": wave}

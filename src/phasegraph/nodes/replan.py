@@ -7,9 +7,11 @@ When its answers cannot be used after their retries, the remaining phases stay a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
 from phasegraph import prompts
@@ -82,29 +84,7 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
         or judgement.get("failed_reason")
         or "the current plan no longer fits"
     )
-    feedback = state.get("review_feedback")
-    note = state.get("reflection_note")
-    checks = list(state.get("checks") or [])
-    messages = [
-        SystemMessage(prompts.REPLAN_SYSTEM.format(max_phases=context.max_phases)),
-        HumanMessage(
-            prompts.REPLAN_USER.format(
-                structured_request=request_facts(state),
-                checks=prompts.REPLAN_CHECKS.format(checks=check_lines(checks)) if checks else "",
-                finished="\n".join(
-                    recent_outcomes(
-                        state.get("phase_outcomes", []), SHOWN_OUTCOMES, OUTCOME_SUMMARY_CHARS
-                    )
-                )
-                or "-",
-                remaining=dump(state["phases"][index:]),
-                judgement=judgement.get("user_summary", "-"),
-                reason=reason,
-                feedback=prompts.REPLAN_FEEDBACK.format(feedback=feedback) if feedback else "",
-                reflection=prompts.REFLECTION.format(note=note) if note else "",
-            )
-        ),
-    ]
+    messages = _messages(state, context, reason)
     call = call_structured(
         deps.chat_model(runtime),
         "replanner",
@@ -140,13 +120,51 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
     if call.value.status == "done":
         emit(runtime, "replanned", status="done")
         return update | {"final_response": call.value.response, "stop_reason": "done"}
-    phases, merged = shaped(
-        state, [p.model_dump() for p in call.value.phases], deps.tools_for(context)
+    return update | _replanned(state, call.value, kept, reason, deps.tools_for(context), runtime)
+
+
+def _messages(state: State, context: Context, reason: str) -> list[BaseMessage]:
+    """The replanner's prompt: the request, the checks, what is done and what remains, why."""
+    index = state["phase_index"]
+    judgement = state.get("judgement") or {}
+    feedback = state.get("review_feedback")
+    note = state.get("reflection_note")
+    checks = list(state.get("checks") or [])
+    finished = recent_outcomes(
+        state.get("phase_outcomes", []), SHOWN_OUTCOMES, OUTCOME_SUMMARY_CHARS
     )
+    return [
+        SystemMessage(prompts.REPLAN_SYSTEM.format(max_phases=context.max_phases)),
+        HumanMessage(
+            prompts.REPLAN_USER.format(
+                structured_request=request_facts(state),
+                checks=prompts.REPLAN_CHECKS.format(checks=check_lines(checks)) if checks else "",
+                finished="\n".join(finished) or "-",
+                remaining=dump(state["phases"][index:]),
+                judgement=judgement.get("user_summary", "-"),
+                reason=reason,
+                feedback=prompts.REPLAN_FEEDBACK.format(feedback=feedback) if feedback else "",
+                reflection=prompts.REFLECTION.format(note=note) if note else "",
+            )
+        ),
+    ]
+
+
+def _replanned(
+    state: State,
+    answer: Replan,
+    kept: list[dict[str, Any]],
+    reason: str,
+    tools: Mapping[str, BaseTool],
+    runtime: Runtime[Context],
+) -> dict[str, Any]:
+    """The new remaining phases after those kept, and the review of them when it is on."""
+    update: dict[str, Any] = {}
+    phases, merged = shaped(state, [p.model_dump() for p in answer.phases], tools)
     if merged:
         update["execution_strategy"] = merged
     update |= {
-        "checks": assign_checks(checks, kept + phases),
+        "checks": assign_checks(list(state.get("checks") or []), kept + phases),
         "phases": kept + phases,
         "phase_round": 0,
         "phase_window_seq": state.get("round_seq", 0),

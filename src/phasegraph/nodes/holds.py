@@ -1,0 +1,238 @@
+"""What `execute` holds back from a round before any tool runs, each with why (SPEC section 5).
+
+Each is a policy of the round's plan against what the run has seen, read from what tools
+declare of themselves (``read_only``, ``writes``, ``idempotent``): a write that cannot hold
+what the reads beside it return, a whole-file write over a file the run has not seen, a call
+that failed before with nothing changed since, a read repeated within the round.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence, Set
+from typing import Any
+
+from langchain_core.tools import BaseTool
+
+from phasegraph.context import Context
+from phasegraph.facts.files import fully_shown_files
+from phasegraph.facts.tools import changed_files, read_only, writes_files, written_argument
+from phasegraph.state import State, TaskResult
+from phasegraph.tools.base import is_idempotent, truncate
+from phasegraph.tools.workspace import Workspace, WorkspaceError, workspace_path
+
+
+def blind_writes(
+    tasks: list[dict[str, Any]],
+    tools: Mapping[str, BaseTool],
+    earlier: Iterable[TaskResult] = (),
+    shown: Set[str] = frozenset(),
+    nothing: Set[str] = frozenset(),
+) -> dict[str, str]:
+    """The writes a round plans beside reads, each with why it waits for a round of its own.
+
+    A plan's arguments are fixed when it is made, so a file written in the round that reads
+    cannot hold what the reads return: the 1.5B model wrote "file1, file2, file3" to files.md
+    beside the listing, and "0" to sum.txt beside reading the numbers, with or without a
+    depends_on between them. Such a write is not run; the next plan has the reads' output.
+    A round of writes alone runs as planned, and so does a call that declares neither. Once
+    an earlier round of the phase has read (in ``earlier``), a write beside reads runs: its
+    plan had those outputs, and the 1.5B model, which plans a read beside every write, had its
+    right count of ERROR lines skipped round after round until the budget ran out. A read of
+    a file the prompt showed whole still holds the writes beside it: let through, the 1.5B
+    model wrote 100 as the sum of 17, 25 and 8 beside reading them, and its judge called it
+    done; held, the next plan has the read's output in its history as well.
+    ``shown``: reading tools whose output the plan's prompt already held, which hold nothing
+    back: the workspace's listing, where the prompt lists it whole (traced on the 1.5B model,
+    with caller checks: its write of the three names to files.md, planned beside a listing,
+    was held in two phases running, and the budget ran out with files.md never written).
+    ``nothing``: reads that can return nothing (see `reads_of_nothing`), which hold nothing
+    back either.
+    """
+    reading = read_only(tools) - shown
+    readers = [t["id"] for t in tasks if t["tool"] in reading and t["id"] not in nothing]
+    if not readers or any(r["tool"] in reading and r["status"] == "ok" for r in earlier):
+        return {}
+    why = (
+        f"not run: it was planned beside reads ({', '.join(readers)}) whose output its "
+        "arguments could not hold; plan it alone next round, written from what they returned"
+    )
+    return {t["id"]: why for t in tasks if writes_files(tools.get(t["tool"]))}
+
+
+def reads_of_nothing(
+    tasks: list[dict[str, Any]], tools: Mapping[str, BaseTool], space: Workspace
+) -> set[str]:
+    """The reads a round plans of a path in the workspace that is not there: they fail.
+
+    Traced on the 1.5B model, with caller checks: asked to write the folder's names to
+    files.md, it planned a read of files.md (not there yet) beside the listing and the write,
+    and made the write depend on it: the write was held beside the read, then skipped as
+    depending on a failed task, round after round, until the budget ran out. Such a read can
+    hold no write back, and its failure stops none that makes the file (see `_made_by`).
+    """
+    reading = read_only(tools)
+    return {
+        t["id"]
+        for t in tasks
+        if t["tool"] in reading and _absent(space, (t.get("arguments") or {}).get("path"))
+    }
+
+
+def _absent(space: Workspace, path: object) -> bool:
+    rel = workspace_path(space, path)
+    return rel is not None and not os.path.lexists(space.real_root / rel)
+
+
+def made_by(
+    failed: TaskResult, task: Mapping[str, Any], tools: Mapping[str, BaseTool], space: Workspace
+) -> bool:
+    """Whether ``failed`` is a read of a file that is not there, and ``task`` writes that file."""
+    written = written_argument(tools.get(task["tool"]))
+    path = failed["arguments"].get("path")
+    return (
+        written is not None
+        and failed["status"] == "failed"
+        and failed["tool"] in read_only(tools)
+        and _absent(space, path)
+        and workspace_path(space, path) == workspace_path(space, task["arguments"].get(written))
+    )
+
+
+def unseen_overwrites(
+    tasks: list[dict[str, Any]],
+    tools: Mapping[str, BaseTool],
+    seen: Sequence[TaskResult],
+    state: State,
+    context: Context,
+) -> dict[str, str]:
+    """Whole-file writes over a file that is there and that this run has not seen, with why.
+
+    Traced on the 1.5B model: asked which file defines parse_date and to write its path to
+    answer.txt, it wrote a stub over src/util/dates.py, the very file the answer was, round
+    after round: a user's file lost for nothing. A tool that writes a whole file (it declares
+    ``writes`` and is idempotent: the same bytes again) replaces what is there; over a file no
+    read of this run returned, no write of this run made and no prompt showed whole, it is
+    not run, and the plan is told to read the file first; unless it holds the very text being
+    written (a round run again after a crash wrote it before its result was saved). Edits (old
+    text for new) are left to the tool, which refuses a text that is not there.
+    """
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    reading = read_only(tools)
+    read = [r for r in seen if r["tool"] in reading and r["status"] == "ok"]
+    known = {rel for r in read if (rel := workspace_path(space, r["arguments"].get("path")))}
+    shown = [*changed_files(seen, tools), *fully_shown_files(state["request"], context, tools)]
+    known |= {rel for name in shown if (rel := workspace_path(space, name))}
+    unseen: dict[str, str] = {}
+    for task in tasks:
+        tool = tools.get(task["tool"])
+        argument = written_argument(tool)
+        if tool is None or not argument or not is_idempotent(tool):
+            continue
+        rel = workspace_path(space, task["arguments"].get(argument))
+        if rel and rel not in known and (space.real_root / rel).is_file():
+            if _holds_already(space, rel, task["arguments"]):
+                continue  # the same bytes again (a round re-run after a crash): nothing is lost
+            unseen[task["id"]] = (
+                f"not run: {rel} is there and this run has not read it, so writing it whole "
+                "would lose what it holds; read it first, or write a new file"
+            )
+    return unseen
+
+
+def _holds_already(space: Workspace, rel: str, arguments: Mapping[str, Any]) -> bool:
+    """Whether the file already holds exactly one of the call's texts (its content)."""
+    try:
+        data, size = space.read_bytes(space.relative(rel), space.max_read_bytes)
+    except (OSError, WorkspaceError):
+        return False
+    text = data.decode("utf-8", errors="replace")
+    return size == len(data) and any(v == text for v in arguments.values() if isinstance(v, str))
+
+
+def repeated_calls(
+    tasks: Sequence[dict[str, Any]], tools: Mapping[str, BaseTool]
+) -> dict[str, str]:
+    """Reads that repeat an earlier read of the same round, each with the id of that read.
+
+    Traced on the 1.5B model: a round of eight tasks held each of four calls twice (two reads of
+    one file, two searches, two listings), each execution a step of the budget, and the run
+    ended with its budget spent and the answer unwritten. A read-only call run again returns
+    what it returned, as long as nothing it waits for may have changed the workspace in
+    between: such a repeat is not run, and the tasks that depend on it wait for the first.
+    A read that waits for a write (a check of what was written) runs, and so does any call of
+    a tool that may change things, however often it is planned.
+    """
+    reading = read_only(tools)
+    needs = {t["id"]: [d for d in t["depends_on"] if d != t["id"]] for t in tasks}
+    tool_of = {t["id"]: t["tool"] for t in tasks}
+
+    def upstream(task_id: str) -> set[str]:
+        seen: set[str] = set()
+        todo = list(needs.get(task_id, []))
+        while todo:
+            other = todo.pop()
+            if other not in seen:
+                seen.add(other)
+                todo.extend(needs.get(other, []))
+        return seen
+
+    first: dict[str, str] = {}
+    same: dict[str, str] = {}
+    for task in tasks:
+        before = upstream(task["id"])
+        if task["tool"] not in reading or any(tool_of.get(d) not in reading for d in before):
+            continue
+        call = _call_key(task["tool"], task["arguments"])
+        same_as = first.setdefault(call, task["id"])
+        # a first that waits for its own repeat would wait for itself
+        if same_as != task["id"] and task["id"] not in upstream(same_as):
+            same[task["id"]] = same_as
+    return same
+
+
+def failed_before(
+    tasks: Sequence[dict[str, Any]], tools: Mapping[str, BaseTool], earlier: Sequence[TaskResult]
+) -> dict[str, str]:
+    """Writes that failed in an earlier round, with nothing changed since, each with why.
+
+    Traced on the 1.5B model: its edit of config.ini replaced "debug" with "false", and it
+    planned that same edit three rounds more, each failing with "old_text was not found" and
+    each a step of the budget, the last after a replan that had not seen the failures. A tool
+    that writes a file of the workspace fails on what the workspace holds, so the same call
+    fails again while nothing has changed: until a call of a tool that may change things
+    succeeds, it is not run, and the plan is told why and what failed. Only the workspace's own
+    refusals are held (a `WorkspaceError`: text not found, a path outside); other failures (a
+    permission a person may fix, a service) and other tools (a command's timing) run again.
+    A call of a tool that may change things and that ran, or may have (timeout, interrupted),
+    releases every hold. ``earlier``: the run's results so far, this round's earlier waves too.
+    """
+    reading = read_only(tools)
+    failed: dict[str, TaskResult] = {}
+    for result in earlier:
+        if result["status"] in _MAY_HAVE_CHANGED and result["tool"] not in reading:
+            failed.clear()  # something may have changed: a failed call may now succeed
+        elif (
+            result["status"] == "failed"
+            and result["output"].startswith(WorkspaceError.__name__)
+            and writes_files(tools.get(result["tool"]))
+        ):
+            failed[_call_key(result["tool"], result["arguments"])] = result
+    again: dict[str, str] = {}
+    for task in tasks:
+        if before := failed.get(_call_key(task["tool"], task["arguments"])):
+            error = truncate(" ".join(before["output"].split()), 160)
+            again[task["id"]] = (
+                f"not run: the same call failed before ({error}) and nothing has changed since; "
+                "change its arguments or use another tool"
+            )
+    return again
+
+
+_MAY_HAVE_CHANGED = ("ok", "timeout", "interrupted")
+
+
+def _call_key(tool: str, arguments: Mapping[str, Any]) -> str:
+    # exact, unlike reflection.normalise_call: blank space in an edit's old text matters
+    return json.dumps([tool, arguments], sort_keys=True, default=str)
