@@ -79,18 +79,12 @@ def check_lines(checks: Sequence[CheckRecord]) -> str:
 def in_words(check: Mapping[str, Any]) -> str:
     """What a check asks, in words.
 
-    Prompts say this, not the label: shown ``matches:files.md:`` and its pattern, the 1.5B
-    model searched the workspace for that text instead of writing the file. Nothing here is
-    quotable as a file's content: told a file "must hold its content (some text)", the 1.5B
-    model wrote "some text" to it, and its judge, told the check passed, called it done.
-    Told package.json "must match the pattern" of its version 1.2.0 with the dot escaped, it
-    wrote the expression, escapes and all, into the file; told "text that the expression finds
-    (write that text, not the expression)", it put the expression's escapes into its edits'
-    old text. An example of the text instead (``"version":"1.2.0"``) was measured worse: the
-    model copied the example's spacing into its edits, which the file did not hold, and wrote
-    the example alone over package.json. With the request alone, it did both jobs right. So
-    plans, judges and phase plans are not shown a pattern: the request says what to do, and
-    code checks. (The summary, written for a person, names a failing check by its label.)
+    Prompts say this, not the label. Nothing here is quotable as a file's content, and a
+    ``matches`` check's pattern is never quoted (`SAID_BY_EXPRESSION` stands for it), nor is an
+    example of the text it wants: a model shown a label, a pattern or an example may search for
+    it, or write it into the file, instead of doing what the request asks. So plans, judges and
+    phase plans are not shown a pattern: the request says what to do, and code checks. (The
+    summary, written for a person, names a failing check by its label.) Why: docs/traces.md.
     """
     match check["kind"]:
         case "exists":
@@ -112,13 +106,10 @@ def in_words(check: Mapping[str, Any]) -> str:
 def to_do(checks: Iterable[CheckRecord], missing: Callable[[str], bool]) -> list[str]:
     """What the failing checks ask of the work, as steps; a file not there yet is one step.
 
-    Traced on the 1.5B model with a caller's checks "contains alpha" and "contains delta" on the
-    new file of a join of two files: told "make full.txt contain 'alpha'" and the same of
-    'delta', it wrote those two lines and nothing else, and its judge called the join done; told
-    to write it whole "with 'alpha' and 'delta' among the rest", it still wrote those two lines
-    alone. So the step for a file not there yet names no text (the check lines above it still
-    say what code looks for); it is `write_whole`. ``missing``: whether a path is not there now
-    (a check's detail may date from an earlier phase).
+    The step for a file not there yet names no text (the check lines above it still say what
+    code looks for); it is `write_whole`: a step that names the texts a file's checks look for
+    can be taken for the file's whole content. ``missing``: whether a path is not there now (a
+    check's detail may date from an earlier phase). Why: docs/traces.md.
     """
     open_checks = failing(checks)
     # a path with checks of what it holds is a file (one with only "exists" may be a folder)
@@ -138,9 +129,8 @@ def to_do(checks: Iterable[CheckRecord], missing: Callable[[str], bool]) -> list
 def write_from_a_tool(path: str, value: str) -> str:
     """The step to write again a file holding a number no tool showed (see `unsourced_numbers`).
 
-    Traced on the 1.5B model: asked to count a log's ERROR lines, it wrote 0 beside a search
-    that ended "[3 matching lines]"; each judge after was overruled on the 0, and each plan,
-    told nothing of it, ran the search again until the budget was spent.
+    The plan is told what is wrong and what to write instead: a plan told nothing of why its
+    judge was overruled may repeat its work until the budget is spent. Why: docs/traces.md.
     """
     again = f"write {path} again with the number a tool's output shows"
     return f"{path} holds {value}, {prompts.UNSOURCED}: {again}"
@@ -149,8 +139,8 @@ def write_from_a_tool(path: str, value: str) -> str:
 def write_the_path(path: str, name: str, found: Sequence[str]) -> str:
     """The step to write again a file holding a name where a path is asked for.
 
-    See `misplaced_names`; traced on the 1.5B model, whose plans, told nothing of it after
-    each judge was overruled, read answer.txt back round after round.
+    See `misplaced_names`. As with `write_from_a_tool`, a plan told nothing of why its judge
+    was overruled may repeat its work round after round. Why: docs/traces.md.
     """
     held = prompts.NOT_A_PATH.format(name=name, found=", ".join(found))
     return f"{path} holds {held}: write {path} again with the path"
@@ -159,11 +149,9 @@ def write_the_path(path: str, name: str, found: Sequence[str]) -> str:
 def write_whole(path: str, why: str) -> str:
     """The step to write a file the work must make, from nothing: "write answer.txt with ...".
 
-    Traced on the 1.5B model: told to write timeout.txt "with the whole content the request
-    asks for", where the request asked for one field of settings.json, it wrote the whole of
-    settings.json, and wrote it again after code had called that a copy; told to write it
-    "with what the request asks it to hold", it read settings.json and wrote the field's value.
-    The same words kept the join of two files whole.
+    The step says "with what the request asks it to hold", then ``why`` (a check's detail, in
+    brackets): it points the work at the request, not at an input to copy whole, and it does
+    not narrow a file made of several inputs to a part of them. Why: docs/traces.md.
     """
     return f"write {path} with what the request asks it to hold ({why})"
 

@@ -54,16 +54,13 @@ def copied_inputs(
 ) -> dict[str, str]:
     """Changed files that hold, word for word, the text of an input the run has not changed.
 
-    An input is as `input_texts` finds it. Traced on the 1.5B model: asked to write the sum of
-    numbers.txt to sum.txt, it wrote the numbers themselves; asked for the count of ERROR lines
-    in app.log, it wrote the whole log to errors.txt; asked which file defines parse_date, it
-    wrote that file's text, which it had read, to answer.txt; its judge called each done. A
-    changed file with an input's very text (its ends trimmed) is a copy; so is one with the
-    values of an input of one value a line, set out otherwise: told sum.txt held numbers.txt's
-    text, the model wrote "17 25 8".
-    An input of one value is left out: its text may well be the answer (a value written on).
-    One line may hold several, though: asked for one field of a one-line settings.json, the
-    1.5B model wrote the whole object to timeout.txt and its judge called it done.
+    An input is as `input_texts` finds it. A changed file with an input's very text (its ends
+    trimmed) is a copy; so is one with the values of an input of one value a line, set out
+    otherwise (on one line, say). An input of one value is left out: its text may well be the
+    answer (a value written on); one line of JSON with several members holds several values.
+    Returns each copy, by the path its tool was given, with the input it copies. A model asked
+    for something worked out of an input may write the input itself, and a judge may call that
+    done. Why: docs/traces.md.
     Known blind spot: a result that happens to equal its input (sorting a sorted file).
     """
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
@@ -87,7 +84,7 @@ _WHOLE_NUMBER = re.compile(r"[+-]?(\d+)")
 
 
 #: The status line `run_command` puts first: every command that ran would "show" a 0 otherwise,
-#: the small model's favourite count.
+#: the count a model most readily makes up (docs/traces.md, facts.evidence.unsourced_numbers).
 _EXIT_CODE = re.compile(r"^exit code: -?\d+$", re.M)
 
 
@@ -102,17 +99,16 @@ def unsourced_numbers(
 ) -> dict[str, str]:
     """Changed files that hold one whole number which nothing the run started from or saw shows.
 
-    Traced on the 1.5B model: asked to write the sum of numbers.txt (17, 25, 8) to sum.txt,
-    it wrote 58; asked for the count of the lines of app.log that hold ERROR, it wrote 0
-    without a look at the log beyond the prompt's; both judges, shown the input and the number,
-    called the work done. A count or a sum a model works out in its head is its word alone. A
-    number is sourced when the request, a text the run's ``checks`` want (a caller who wrote
+    A number is sourced when the request, a text the run's ``checks`` want (a caller who wrote
     "sum.txt contains 50" gave it), an input (see `input_texts`) or the output of one of the
     run's ok tool calls holds it, as a number of its own. Not a source: a call of a tool
     that writes files (its receipt), a call that names the file the number is in (reading it
     back), or one whose arguments hold the number (``echo 58`` only repeats it). Only for work
     that starts from inputs: with none, a number can only come from knowledge or the request.
-    ``results``: the run's results so far; ``read``: the paths its reads named.
+    ``results``: the run's results so far; ``read``: the paths its reads named. Returns each
+    such file, by the path its tool was given, with its number. A count or a sum a model works
+    out in its head is its word alone, and a judge shown the input and the number may still
+    call the work done. Why: docs/traces.md.
     """
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     written = _written(changed, space)
@@ -156,10 +152,8 @@ def misplaced_names(changed: Sequence[str], context: Context) -> dict[str, tuple
     """Changed files that hold a file's name where it is not: the name, and where such files are.
 
     A file holds one file name which is no path in the workspace, though a file of that name
-    is there elsewhere (up to 3 are given). Traced on the 1.5B model, with the caller's check
-    "answer.txt contains dates.py": asked to find the file that defines a function and write
-    its path to answer.txt, it wrote "dates.py" in its first round without a search, the check
-    passed, and its judge called it done; the file is src/util/dates.py.
+    is there elsewhere (up to 3 are given). A bare name where a path is asked for can pass a
+    caller's "contains" check and a judge while it names no file. Why: docs/traces.md.
     """
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     names: dict[str, str] = {}

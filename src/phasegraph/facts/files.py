@@ -122,10 +122,9 @@ def _describe_file(
 def file_originals(request: str, context: Context) -> dict[str, str]:
     """What the files the request names hold before any work, by workspace path.
 
-    Files up to `ORIGINAL_BYTES`; the judge is then told which lines the run changed in them.
-    Traced on the 1.5B model: asked to add a setting to the [server] section of app.ini, it
-    wrote the file whole with a new [timeout] section at its end, and its judge, shown the
-    file's first 160 characters now, called the setting added.
+    Files up to `ORIGINAL_BYTES`; the judge is then told which lines the run changed in them:
+    a judge shown only a file's beginning cannot tell where a change went (a new section at the
+    end, say, for a setting asked for in an existing one). Why: docs/traces.md.
     """
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     kept: dict[str, str] = {}
@@ -176,10 +175,9 @@ def _quote(line: str) -> str:
 def workspace_files(context: Context, tools: Mapping[str, BaseTool]) -> str:
     """What the workspace holds now, by code's own listing, when the run has the workspace tools.
 
-    Traced on the 1.5B model: asked to write the folder's file names to files.md, its first
-    plan wrote "file1" to "file173" without listing anything, and its judge, shown only what
-    was written, called it done. Shown the real names, a plan can write them and a judge can
-    see a made-up list for what it is; a strong model is spared a round of listing.
+    Empty where the run has no tool that lists the workspace, or the listing fails. Shown the
+    real names, a plan can write them rather than make names up, and a judge can see a made-up
+    list for what it is; a strong model is spared a round of listing. Why: docs/traces.md.
     """
     entries = _listing(context, tools)
     if entries is None:
@@ -228,11 +226,9 @@ def fully_shown_files(
 def request_files(request: str, context: Context, tools: Mapping[str, BaseTool]) -> str:
     """The files the request names as they are now, read by code, for plans and judges.
 
-    Traced on the 1.5B model: shown the workspace's names but not what the input holds, its
-    first plan for "read numbers.txt and write their sum to sum.txt" wrote 1234567890 without
-    reading, and its judge, who had not seen the numbers either, called it done. With the
-    named files' beginnings in view, a plan can use them and a judge can hold the result to
-    them; a larger file is still read with the tools.
+    With the named files' beginnings in view, a plan can use what they hold rather than guess
+    it, and a judge can hold the result to them; a larger file is still read with the tools.
+    Why: docs/traces.md.
     """
     if not on_workspace(tools):
         return ""

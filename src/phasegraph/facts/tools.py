@@ -39,10 +39,10 @@ def writes_needed(
 ) -> set[str]:
     """Every tool that writes files, while a file check fails or the request names files to write.
 
-    Traced on the 1.5B model: it called "in config.ini, change debug = true to debug = false"
-    analysis work, which may not write, and, refused the file tools, tried sed round after
-    round until the budget ran out; the same analysis named config.ini among the files to
-    write.
+    Empty when no file check fails and no file is to be written. The analysis's task type may
+    be wrong (a change to a file taken for analysis work, which may not write), while a failing
+    file check, or a file the analysis names to write, says the work writes files: without
+    these tools it can only try other means until the budget runs out. Why: docs/traces.md.
     """
     failing = any(c["kind"] in FILE_KINDS and c["passed"] is not True for c in checks)
     if not failing and not files_to_write:

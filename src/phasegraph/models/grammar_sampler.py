@@ -1,9 +1,9 @@
 """Greedy decoding under a grammar that checks one token, not the whole vocabulary, per step.
 
 llama-cpp-python puts llama.cpp's grammar sampler in its chain before the greedy pick, so the
-grammar is tried on every token of the vocabulary at every step: with Qwen2.5's 151,936 tokens,
-measured on 2 cores, the 0.5B model wrote 1.4 tokens a second under a JSON schema's grammar
-and 5.3 without one. Every call phasegraph makes of a local model is decoded under one.
+grammar is tried on every token of the vocabulary at every step (Qwen2.5 has 151,936 tokens),
+and decoding under a JSON schema's grammar is several times slower than without one
+(measured: docs/traces.md). Every call phasegraph makes of a local model is decoded under one.
 
 llama.cpp's own command-line sampler avoids this (``common_sampler_sample``): it takes the
 model's choice, asks the grammar about that one token, and applies the grammar to the whole

@@ -1,12 +1,13 @@
 """The embedded local model: a GGUF file run in-process by llama-cpp-python (SPEC section 10).
 
-A forced function call is decoded under a grammar made from the function's JSON schema, so even a
-0.5B model answers with an object of the right shape; whether its content is any good is the
-judge's business. With several tools and a free choice (``tool_choice`` "auto", "any" or none, as
-LangGraph's prebuilt ReAct agent binds them), the grammar is the union of one ``{"name",
-"arguments"}`` object per tool and, unless a call is required, ``{"answer"}`` for a plain reply: a
-small model cannot be relied on to write a chat template's tool-call tags. The models the
-package index carries are assembled and verified by `phasegraph.models.embedded`.
+A forced function call is decoded under a grammar made from the function's JSON schema, so any
+model, however small, answers with an object of the right shape; whether its content is any good
+is the judge's business. With several tools and a free choice (``tool_choice`` "auto", "any" or
+none, as LangGraph's prebuilt ReAct agent binds them), the grammar is the union of one
+``{"name", "arguments"}`` object per tool and, unless a call is required, ``{"answer"}`` for a
+plain reply: a model, a small one least of all, cannot be relied on to write a chat template's
+tool-call tags. The models the package index carries are assembled and verified by
+`phasegraph.models.embedded`.
 """
 
 from __future__ import annotations

@@ -40,10 +40,10 @@ MAX_INTEGER_VALUES = 101
 def _bounded_numbers(node: Any) -> Any:
     """The schema with each bounded number offered as a list of its values (``enum``).
 
-    A grammar bounds strings and choices but not numbers: decoding a rate from 0 to 1, the 0.5B
-    default wrote 10 for a finished phase (ten tenths), which reads as 10 %, and no phase ever
-    ended. An integer with ``minimum`` and ``maximum`` is offered every value between them; a
-    real number, the tenths of its range. Only the grammar changes: validation is the schema's.
+    A grammar bounds strings and choices but not numbers, so a number decoded under it may fall
+    outside its range (a rate from 0 to 1 written as 10, in tenths). An integer with
+    ``minimum`` and ``maximum`` is offered every value between them; a real number, the tenths
+    of its range. Only the grammar changes: validation is the schema's. Why: docs/traces.md.
     """
     if isinstance(node, list):
         return [_bounded_numbers(item) for item in node]

@@ -256,12 +256,11 @@ CUT_POINTS_TRIED = 8
 def complete_items(text: str) -> dict[str, Any] | None:
     """A cut-off JSON object with the items of its lists that were written whole, if any.
 
-    Traced on the 1.5B model: a plan's eighth task, an edit, repeated the same three lines in its
-    new text until the 1,024-token limit, three attempts running (greedy decoding writes the
-    same again), and the phase ended with no plan, where seven whole tasks stood before the
-    cut. The text is cut after the last list item that ended (at a comma between items) and
-    closed; the result is validated like any answer, so one missing a required field is
-    still re-asked. None when no list item ended before the cut.
+    An answer cut off at the token limit is cut off again when asked again (greedy decoding
+    writes the same again), while the list items before the cut may be whole. The text is cut
+    after the last list item that ended (at a comma between items) and closed; the result is
+    validated like any answer, so one missing a required field is still re-asked. None when no
+    list item ended before the cut. Why: docs/traces.md.
     """
     stack: list[str] = []
     cuts: list[tuple[int, str]] = []

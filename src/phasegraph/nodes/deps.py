@@ -157,14 +157,16 @@ def phase_allowed_tools(
     named = request.get("files_to_write") or [] if builtin_rules else []
     files = [str(f) for f in named]
     # Likewise a request that asks to run an allowed program keeps the tools that run one,
-    # in every phase: the 1.5B model's "writing" work could not run the wc it was asked to.
+    # in every phase: the rules of the request's task type may not allow them, and the work
+    # could then not run the program it was asked to (docs/traces.md,
+    # nodes.deps.phase_allowed_tools).
     runners = set()
     if builtin_rules and commands_named(state["request"], context.allowed_commands):
         runners = {name for name, tool in tools.items() if runs_programs(tool)}
     needed = writes_needed(state.get("checks") or [], tools, files) | runners
     # The last phase ends the work, so its own list does not narrow away what the work needs:
-    # traced on the 1.5B model, "add a setting to app.ini" got one phase, "Read app.ini",
-    # allowed read_file alone; every plan read the file, and the run ended with it unchanged.
+    # a last phase narrowed to reading can only end the run with its files unchanged
+    # (docs/traces.md, nodes.deps.phase_allowed_tools).
     last = is_last_phase(state, phase)
     return allowed_tools(
         tools,

@@ -33,22 +33,17 @@ def blind_writes(
     """The writes a round plans beside reads, each with why it waits for a round of its own.
 
     A plan's arguments are fixed when it is made, so a file written in the round that reads
-    cannot hold what the reads return: the 1.5B model wrote "file1, file2, file3" to files.md
-    beside the listing, and "0" to sum.txt beside reading the numbers, with or without a
-    depends_on between them. Such a write is not run; the next plan has the reads' output.
-    A round of writes alone runs as planned, and so does a call that declares neither. Once
-    an earlier round of the phase has read (in ``earlier``), a write beside reads runs: its
-    plan had those outputs, and the 1.5B model, which plans a read beside every write, had its
-    right count of ERROR lines skipped round after round until the budget ran out. A read of
-    a file the prompt showed whole still holds the writes beside it: let through, the 1.5B
-    model wrote 100 as the sum of 17, 25 and 8 beside reading them, and its judge called it
-    done; held, the next plan has the read's output in its history as well.
-    ``shown``: reading tools whose output the plan's prompt already held, which hold nothing
-    back: the workspace's listing, where the prompt lists it whole (traced on the 1.5B model,
-    with caller checks: its write of the three names to files.md, planned beside a listing,
-    was held in two phases running, and the budget ran out with files.md never written).
-    ``nothing``: reads that can return nothing (see `reads_of_nothing`), which hold nothing
-    back either.
+    cannot hold what the reads return, with or without a depends_on between them. Such a write
+    is not run; the next plan has the reads' output. A round of writes alone runs as planned,
+    and so does a call that declares neither. Once an earlier round of the phase has read (in
+    ``earlier``), a write beside reads runs: its plan had those outputs, and a model that plans
+    a read beside every write would otherwise never write. A read of a file the prompt showed
+    whole still holds the writes beside it, so that the next plan has the read's output in its
+    history as well. ``shown``: reading tools whose output the plan's prompt already held, which
+    hold nothing back: the workspace's listing, where the prompt lists it whole (a write held
+    beside it would wait for nothing new). ``nothing``: reads that can return nothing (see
+    `reads_of_nothing`), which hold nothing back either. Returns each held write's task id with
+    why. Why: docs/traces.md.
     """
     reading = read_only(tools) - shown
     readers = [t["id"] for t in tasks if t["tool"] in reading and t["id"] not in nothing]
@@ -66,11 +61,9 @@ def reads_of_nothing(
 ) -> set[str]:
     """The reads a round plans of a path in the workspace that is not there: they fail.
 
-    Traced on the 1.5B model, with caller checks: asked to write the folder's names to
-    files.md, it planned a read of files.md (not there yet) beside the listing and the write,
-    and made the write depend on it: the write was held beside the read, then skipped as
-    depending on a failed task, round after round, until the budget ran out. Such a read can
-    hold no write back, and its failure stops none that makes the file (see `_made_by`).
+    Such a read can hold no write back, and its failure stops none that makes the file (see
+    `made_by`): a plan may read a file it is about to write and make the write depend on the
+    read, which would otherwise never let the write run. Why: docs/traces.md.
     """
     reading = read_only(tools)
     return {
@@ -109,14 +102,13 @@ def unseen_overwrites(
 ) -> dict[str, str]:
     """Whole-file writes over a file that is there and that this run has not seen, with why.
 
-    Traced on the 1.5B model: asked which file defines parse_date and to write its path to
-    answer.txt, it wrote a stub over src/util/dates.py, the very file the answer was, round
-    after round: a user's file lost for nothing. A tool that writes a whole file (it declares
-    ``writes`` and is idempotent: the same bytes again) replaces what is there; over a file no
-    read of this run returned, no write of this run made and no prompt showed whole, it is
-    not run, and the plan is told to read the file first; unless it holds the very text being
-    written (a round run again after a crash wrote it before its result was saved). Edits (old
-    text for new) are left to the tool, which refuses a text that is not there.
+    A tool that writes a whole file (it declares ``writes`` and is idempotent: the same bytes
+    again) replaces what is there; over a file no read of this run returned, no write of this
+    run made and no prompt showed whole, it is not run, and the plan is told to read the file
+    first; unless it holds the very text being written (a round run again after a crash wrote
+    it before its result was saved). A write over a file the run has not seen may lose a
+    user's file for nothing. Edits (old text for new) are left to the tool, which refuses a
+    text that is not there. Why: docs/traces.md.
     """
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     reading = read_only(tools)
@@ -156,13 +148,11 @@ def repeated_calls(
 ) -> dict[str, str]:
     """Reads that repeat an earlier read of the same round, each with the id of that read.
 
-    Traced on the 1.5B model: a round of eight tasks held each of four calls twice (two reads of
-    one file, two searches, two listings), each execution a step of the budget, and the run
-    ended with its budget spent and the answer unwritten. A read-only call run again returns
-    what it returned, as long as nothing it waits for may have changed the workspace in
-    between: such a repeat is not run, and the tasks that depend on it wait for the first.
-    A read that waits for a write (a check of what was written) runs, and so does any call of
-    a tool that may change things, however often it is planned.
+    Each execution is a step of the budget, and a read-only call run again returns what it
+    returned, as long as nothing it waits for may have changed the workspace in between: such
+    a repeat is not run, and the tasks that depend on it wait for the first. A read that waits
+    for a write (a check of what was written) runs, and so does any call of a tool that may
+    change things, however often it is planned. Why: docs/traces.md.
     """
     reading = read_only(tools)
     needs = {t["id"]: [d for d in t["depends_on"] if d != t["id"]] for t in tasks}
@@ -197,16 +187,14 @@ def failed_before(
 ) -> dict[str, str]:
     """Writes that failed in an earlier round, with nothing changed since, each with why.
 
-    Traced on the 1.5B model: its edit of config.ini replaced "debug" with "false", and it
-    planned that same edit three rounds more, each failing with "old_text was not found" and
-    each a step of the budget, the last after a replan that had not seen the failures. A tool
-    that writes a file of the workspace fails on what the workspace holds, so the same call
-    fails again while nothing has changed: until a call of a tool that may change things
-    succeeds, it is not run, and the plan is told why and what failed. Only the workspace's own
-    refusals are held (a `WorkspaceError`: text not found, a path outside); other failures (a
-    permission a person may fix, a service) and other tools (a command's timing) run again.
-    A call of a tool that may change things and that ran, or may have (timeout, interrupted),
-    releases every hold. ``earlier``: the run's results so far, this round's earlier waves too.
+    A tool that writes a file of the workspace fails on what the workspace holds, so the same
+    call fails again while nothing has changed, each time a step of the budget: until a call
+    of a tool that may change things succeeds, it is not run, and the plan is told why and what
+    failed. Only the workspace's own refusals are held (a `WorkspaceError`: text not found, a
+    path outside); other failures (a permission a person may fix, a service) and other tools (a
+    command's timing) run again. A call of a tool that may change things and that ran, or may
+    have (timeout, interrupted), releases every hold. ``earlier``: the run's results so far,
+    this round's earlier waves too. Why: docs/traces.md.
     """
     reading = read_only(tools)
     failed: dict[str, TaskResult] = {}

@@ -1,10 +1,10 @@
 """`phase_plan`: the structured request becomes 1-5 phases (one step per attempt).
 
-Small models split even a one-line request into one-tool phases ("read the file", "count the
-rows", "write the result"), each narrowed to its tool, none of which delivers anything on its
-own, and each of which costs a plan and a judge; such a plan, or several phases for a simple
-request, becomes one phase whose goal names the planned steps in order (see `fits_one_phase`).
-Each check goes to the phase the plan names for it, else the last (SPEC section 11).
+A plan of one-tool phases ("read the file", "count the rows", "write the result"), each
+narrowed to its tool, delivers nothing in any one phase, and each phase costs a plan and a
+judge; such a plan, or several phases for a simple request, becomes one phase whose goal names
+the planned steps in order (see `fits_one_phase`). Each check goes to the phase the plan names
+for it, else the last (SPEC section 11). Why: docs/traces.md, nodes.phase_plan.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ def named_after_tools(phases: list[dict[str, Any]], tool_names: Iterable[str]) -
     """Names of phases that are the tool list copied out: several phases named after tools.
 
     A single phase may be called "List files"; list_files, read_file, edit_file, ... as phases
-    (seen with small models) plan no work.
+    plan no work. Empty unless the plan has several phases and more than one of them is named
+    (by name or id) after a tool. Why: docs/traces.md.
     """
     tools = {_words(t) for t in tool_names}
     named = [
@@ -81,13 +82,10 @@ def fits_one_phase(state: State, phases: list[dict[str, Any]]) -> bool:
     """Whether several phases are a small job split into its tool calls.
 
     So they are when the request is simple; when all of them (of three or more one-round
-    phases: all but one) are single tool calls, `is_one_call` (traced on the 1.5B model: "Read
-    part1.txt", "Read part2.txt", "Write full.txt", "Join", "Check full.txt" for joining two
-    files, five phases of one round each, and the budget went on plans and judges before
-    anything was written, and its replan made the same five again); or when the phases
-    together need no more rounds than one phase may have and all of them but at most one
-    narrow their tools. A plan of phases that keep their tools open, or that need more
-    rounds, is kept as it is.
+    phases: all but one) are single tool calls, `is_one_call`, each a plan and a judge spent
+    before anything is written; or when the phases together need no more rounds than one phase
+    may have and all of them but at most one narrow their tools. A plan of phases that keep
+    their tools open, or that need more rounds, is kept as it is. Why: docs/traces.md.
     """
     if len(phases) < 2:
         return False
@@ -115,8 +113,8 @@ def shaped(
 ) -> tuple[list[dict[str, Any]], str | None]:
     """Planned phases as the run works them, and why they were merged into one, if they were.
 
-    The phase planner's and the replanner's phases alike: a small model that splits a job into
-    tool calls does it again when it replans.
+    The phase planner's and the replanner's phases alike: a model that splits a job into tool
+    calls may do it again when it replans (docs/traces.md, nodes.phase_plan.fits_one_phase).
     """
     phase_id = str(phases[0]["id"]) if phases else "p1"
     copied = named_after_tools(phases, tool_names)

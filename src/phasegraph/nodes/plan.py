@@ -118,8 +118,9 @@ def render_history(rounds: Sequence[RoundRecord], budget_tokens: int) -> str:
 def _arguments(result: TaskResult, limit: int) -> str:
     """A call's arguments for the history; only the path of a call that did not run.
 
-    A small model copies what it reads: shown a skipped write's placeholder content, the 1.5B
-    model planned the same write again instead of writing what the listing beside it returned.
+    A model may copy what it reads: shown the arguments of a call that did not run (a skipped
+    write's placeholder content, say), it may plan that call again instead of one made from
+    what the calls beside it returned. Why: docs/traces.md.
     """
     if result["status"] in ("ok", "failed", "timeout"):
         return truncate(dump(result["arguments"]), limit)
@@ -130,8 +131,8 @@ def _arguments(result: TaskResult, limit: int) -> str:
 def _verdict(record: RoundRecord) -> str:
     """How a round was judged: by the judge, or by code where the facts overruled the judge.
 
-    A verdict code overruled is not repeated (small models copy what they read, and a wrong
-    "the phase was completed" sent the 1.5B model's next plan back to the same call).
+    A verdict code overruled is not repeated: a model may copy what it reads, and a wrong "the
+    phase was completed" can send its next plan back to the same call. Why: docs/traces.md.
     """
     judgement = record["judgement"]
     overruled = judgement.get("overridden")

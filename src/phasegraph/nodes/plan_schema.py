@@ -28,15 +28,14 @@ PLAN_SCHEMA_TOKENS = 1500
 def plan_parameters(tools: Sequence[BaseTool], *, askable: Sequence[str] = ()) -> dict[str, Any]:
     """The schema `plan_tool_call` is sent: each task typed by the tool it names.
 
-    RoundPlan's own schema leaves a task's tool a free string and its arguments any object; a
-    model that decodes under the schema's grammar then wrote the first listed tool with invented
-    arguments (list_files with "output" for "write hello.txt"). Here a task is one of the
-    allowed tools, each with its own parameters. The round's reasoning comes first; a task's
-    purpose comes after its call and is optional: asked before the tool, the 1.5B model wrote
-    the first tool's description as the purpose and then picked that tool, though its reasoning
-    had just said to write the file. ``askable`` names the tools a task may ask a person for with
-    a justification (the tool-permission path of SPEC 5). Validation is still RoundPlan's, so a
-    model that reads this as a hint loses nothing.
+    RoundPlan's own schema leaves a task's tool a free string and its arguments any object, so
+    its grammar holds a model to no tool and no parameters. Here a task is one of the allowed
+    tools, each with its own parameters. The round's reasoning comes first; a task's purpose
+    comes after its call and is optional, so that the tool is picked after the reasoning, not
+    after a purpose written first. ``askable`` names the tools a task may ask a person for with
+    a justification (the tool-permission path of SPEC 5). With no tools, or above
+    `PLAN_SCHEMA_TOKENS`, it is RoundPlan's own schema. Validation is still RoundPlan's, so a
+    model that reads this as a hint loses nothing. Why: docs/traces.md.
     """
     parameters = _round_plan_parameters()  # a fresh copy, this call's to edit
     if not tools:
@@ -82,10 +81,9 @@ def plan_parameters(tools: Sequence[BaseTool], *, askable: Sequence[str] = ()) -
 def _round_plan_parameters() -> dict[str, Any]:
     """RoundPlan's own schema, as a fresh copy, with its reasoning asked for first.
 
-    Grammar decoding writes the required fields first, in order: with the reasoning required,
-    a small model says what the rounds so far show before it picks calls (the 1.5B model listed
-    files a second time for "write their names to files.md", its reasoning written after).
-    Validation still takes a plan without one.
+    Grammar decoding writes the required fields first, in order: with the reasoning required
+    first, a model says what the rounds so far show before it picks calls, not after them.
+    Validation still takes a plan without one. Why: docs/traces.md.
     """
     spec = function_spec("plan_tool_call", RoundPlan)
     parameters = cast(dict[str, Any], spec["function"]["parameters"])

@@ -94,8 +94,8 @@ def quoted(output: str) -> str:
 def unquoted(value: Any) -> Any:
     """``value`` with the quotes `quoted` adds taken out of every string in it.
 
-    They are phasegraph's own markup, never part of a file: the 1.5B model wrote files.md as
-    the quoted listing, quotes included.
+    They are phasegraph's own markup, never part of a file, though a model that copies a
+    quoted output into a file copies them too. Why: docs/traces.md.
     """
     if isinstance(value, str):
         return value.replace(prompts.OUTPUT_OPEN, "").replace(prompts.OUTPUT_CLOSE, "")

@@ -24,10 +24,10 @@ def clip(text: str, chars: int) -> str:
 def at_most(chars: int) -> dict[str, Any]:
     """A length the JSON schema states for a free-text field, without validation enforcing it.
 
-    Decoded under a grammar, a small model can repeat itself inside a string until the answer is
-    cut off (the 0.5B default once filled a judge's user_summary to its token limit, three
-    attempts running); with ``maxLength`` the grammar closes the string. A longer answer from a
-    model that reads the schema as a hint is still taken: refusing it would cost a step.
+    Decoded under a grammar, a model can repeat itself inside a string until the answer is cut
+    off, and greedy decoding does it again when asked again; with ``maxLength`` the grammar
+    closes the string. A longer answer from a model that reads the schema as a hint is still
+    taken: refusing it would cost a step. Why: docs/traces.md.
     """
     return {"maxLength": chars}
 

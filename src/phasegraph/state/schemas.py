@@ -165,8 +165,9 @@ def check_phase_list(
     if len(phases) > limit:
         raise ValueError(f"at most {limit} phases are allowed, got {len(phases)}")
     done_ids = set(ctx.get("done_phase_ids", ()))
-    # An id used twice, or already a finished phase's (small models restart at p1 when they
-    # replan), is numbered rather than sent back: asked again, a small model answers the same.
+    # An id used twice, or already a finished phase's (a model may restart at p1 when it
+    # replans), is numbered rather than sent back: asked again, a model decoding greedily
+    # answers the same (docs/traces.md, state.schemas.check_phase_list).
     # Ids must stay unique because reports and prompts group rounds and outcomes by them.
     # Dependencies only order phases, and both phases of a shared id come earlier, so the name
     # a dependency gives keeps a meaning whichever it meant.
@@ -178,7 +179,7 @@ def check_phase_list(
         if phase.id in seen or phase.id in done_ids:
             raise ValueError(f"phase id {phase.id!r} is used twice")
         # Phases run in list order, so a dependency only checks that order. A name that is no
-        # phase at all (small models put tool names here) orders nothing and is dropped; one
+        # phase at all (a model may put tool names here) orders nothing and is dropped; one
         # on a later phase means the order is wrong, and the model is asked again.
         phase.dependencies = [d for d in phase.dependencies if d in listed or d in done_ids]
         later = [d for d in phase.dependencies if d not in seen and d not in done_ids]
@@ -237,12 +238,11 @@ class Replan(Result):
         return self
 
 
-# Bounds of a summary's parts, in characters (see `at_most`). Traced on both embedded models:
-# a third of the suite's summarizer calls ran to the 1,024-token limit inside final_summary,
-# three attempts running, 3,072 tokens (minutes on 2 cores) spent before the plain-text
-# fallback. All parts at their longest (about 1,600 characters, some 400 tokens) fit in one
-# such answer, so a grammar closes them in time; 1,000 is also the most a grammar takes
-# (`local_format.GRAMMAR_MAX_BOUND`).
+# Bounds of a summary's parts, in characters (see `at_most`): unbounded, a summary decoded under
+# a grammar can run to the token limit inside final_summary, attempt after attempt, before the
+# plain-text fallback (docs/traces.md). All parts at their longest (about 1,600 characters, some
+# 400 tokens) fit in one answer of the 1,024-token limit, so a grammar closes them in time;
+# 1,000 is also the most a grammar takes (`local_format.GRAMMAR_MAX_BOUND`).
 SUMMARY_CHARS = 1000
 SUMMARY_ITEMS, SUMMARY_ITEM_CHARS = 3, 120
 ASSESSMENT_CHARS = 200

@@ -177,15 +177,14 @@ def _evaluate(
         if check["text"] in text:
             return True, f"{path} contains {check['text']!r}"
         return False, _missing(path, text, size, f"{check['text']!r}")
-    # The pattern is not quoted: details reach the prompts, and a small model copies an
-    # expression it is shown into the file (see `phasegraph.nodes.facts.in_words`); the
-    # check's label, beside its detail in every report, names it.
+    # The pattern is not quoted: details reach the prompts, and a model may copy an expression
+    # it is shown into the file (see `phasegraph.facts.checks.in_words`); the check's label,
+    # beside its detail in every report, names it.
     compiled = regex.compile(check["pattern"], regex.MULTILINE)
     if compiled.search(text, timeout=SEARCH_TIMEOUT_S):
         if check["pattern"] == HAS_TEXT:
-            # Traced on the 1.5B model: told answer.txt "holds text the check's expression
-            # finds", its judge said answer.txt did not exist or was blank, at 0 %, over the
-            # right path; told it is there and holds text, it called the phase done.
+            # In plain words: a judge told only of "text the check's expression finds" may
+            # still take the file for missing or blank (docs/traces.md, tools.checks._evaluate).
             return True, f"{path} is there and holds text"
         return True, f"{path} holds text the check's expression finds"
     return False, _missing(path, text, size, "text the check's expression finds")

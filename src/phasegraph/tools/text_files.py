@@ -21,10 +21,11 @@ _CONTROL_NAMES = {"\x00": "NUL", "\x08": "backspace", "\x0b": "vertical tab"}
 def stray_control(text: str, already: Callable[[], str]) -> str | None:
     r"""Why ``text`` cannot be written: a control character that ``already()`` does not hold.
 
-    A model writes a file's text as a JSON string, where ``\b`` is a backspace: the 1.5B
-    model wrote "alpha\beta" for "alpha\nbeta", the file got "alpha", a backspace and
-    "eta", and its judge, reading the text back, called the join done. A text that holds such
-    a character by design (the file held it already) is written as asked.
+    A model writes a file's text as a JSON string, where ``\b`` is a backspace: a mistyped
+    escape ("alpha\beta" for "alpha\nbeta") writes a control character a text file does not
+    hold, which a reader of the text may not notice. A text that holds such a character by
+    design (the file held it already) is written as asked. None when ``text`` can be written.
+    Why: docs/traces.md.
     """
     if _STRAY_CONTROL.search(text) is None:
         return None

@@ -290,9 +290,9 @@ class Workspace:
     def search_text(self, pattern: str, path: str = ".") -> str:
         """Lines matching a regular expression, as ``file:line: text``, at most MAX_MATCHES.
 
-        Their count ends the output: asked to count the lines that hold a word and shown the
-        three, the 1.5B model wrote 0; a count a tool shows is also one code can trace (see
-        `phasegraph.nodes.facts.unsourced_numbers`).
+        Their count ends the output: a model shown the matching lines may still miscount them,
+        and a count a tool shows is one code can trace (see
+        `phasegraph.facts.evidence.unsourced_numbers`). Why: docs/traces.md.
         """
         if len(pattern) > MAX_PATTERN_CHARS:
             raise WorkspaceError(f"the pattern is longer than {MAX_PATTERN_CHARS} characters")
