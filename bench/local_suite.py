@@ -251,7 +251,8 @@ def _phasegraph(
         start["checks"] = list(task.checks)
     with SqliteSaver.from_conn_string(str(db)) as saver:
         graph = build_graph(model=model, checkpointer=saver)
-        out = graph.invoke(start, config, context=context)
+        graph.invoke(start, config, context=context)
+        out = graph.get_state(config).values  # the whole state: the run's counters too
     return {
         "ended": str(out.get("status")),
         "thread": thread,

@@ -11,7 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph
 
-from scripts import ToolLog, make_script, make_tools
+from scripts import ToolLog, final_state, make_script, make_tools
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def run(tools: list[BaseTool]) -> Callable[..., tuple[dict[str, Any], Any, Scrip
         model = ScriptedChatModel(script=script or make_script())
         graph = build_graph(model=model, tools=tools, checkpointer=InMemorySaver())
         config = {"configurable": {"thread_id": thread}}
-        out = graph.invoke({"request": request}, config, context=Context(**settings))
+        out = final_state(graph, {"request": request}, config, context=Context(**settings))
         return out, graph, model
 
     return _run

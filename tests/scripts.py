@@ -214,3 +214,16 @@ def processes_with(marker: str) -> list[str]:
             if marker.encode() in cmdline:
                 found.append(pid)
     return found
+
+
+def final_state(graph: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """``graph.invoke(...)``, then the thread's whole state (invoke gives the output schema's).
+
+    A pause's ``__interrupt__``, which only the invoke's answer carries, is kept beside it.
+    """
+    out = graph.invoke(*args, **kwargs)
+    config = args[1] if len(args) > 1 else kwargs.get("config")
+    values = dict(graph.get_state(config).values)
+    if "__interrupt__" in out:
+        values["__interrupt__"] = out["__interrupt__"]
+    return values

@@ -75,8 +75,12 @@ class Context:
         metadata={"description": "Base URL of an OpenAI-compatible endpoint (empty: OpenAI's)."},
     )
     workspace: str = field(
-        default_factory=_env("WORKSPACE", ".", str),
-        metadata={"description": "Root directory the built-in workspace tools are confined to."},
+        default_factory=_env("WORKSPACE", "", str),
+        metadata={
+            "description": "Folder the built-in tools work in, and are confined to. Empty: the "
+            "current folder from code and the CLI; on the LangGraph server, a folder of the "
+            "thread's own (PHASEGRAPH_WORKSPACES)."
+        },
     )
     review: ReviewLevel = field(
         default_factory=_env("REVIEW", "none", lambda s: cast(ReviewLevel, s)),
@@ -222,6 +226,27 @@ class Context:
             value = getattr(self, name)
             if not low <= value <= high:
                 raise ValueError(f"{name} must be between {low:g} and {high:g}; got {value!r}")
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:
+        """The settings' JSON schema (Studio's form), each field with its default as it stands.
+
+        Defaults come from a factory each (environment fallbacks), which a schema does not show
+        by itself; here they are the values a run would get now.
+        """
+        schema = handler.resolve_ref_schema(handler(core_schema))
+        try:
+            defaults = cls()
+        except ValueError:
+            return schema  # an environment fallback that cannot work: no defaults to show
+        for name, prop in schema.get("properties", {}).items():
+            prop.setdefault("default", getattr(defaults, name))
+        return schema
+
+    @property
+    def root(self) -> str:
+        """The workspace as an absolute path (the current folder when none is set)."""
+        return os.path.realpath(os.path.expanduser(self.workspace or "."))
 
     @property
     def command_settings(self) -> CommandSettings:

@@ -7,7 +7,7 @@ SPEC section 6 names the pitfalls this module exists to avoid: a static breakpoi
 ``__interrupt__`` in the result (we read ``get_state().next``); ``update_state`` without
 ``as_node`` re-runs the previous router (we send the answer as ``Command(update=...)``, which
 LangGraph applies at the breakpoint and then runs ``human_review``); and new input sent to a
-paused thread would drop the review (the compiled graph refuses it, see ``graph.builder``).
+paused thread would drop the review (the compiled graph refuses it, see ``graph.compiled``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from phasegraph.nodes.human_review import parse_feedback
 from phasegraph.storage.integrity import checked_state
 
 if TYPE_CHECKING:
-    from phasegraph.graph.builder import PhaseGraph
+    from phasegraph.graph.compiled import PhaseGraph
 
 
 def thread_id_of(config: RunnableConfig) -> str:
@@ -75,12 +75,7 @@ def resume(
             raise FeedbackError(
                 f"thread {thread_id!r} is not waiting for a review; resume it without feedback"
             )
-        result: dict[str, Any] = {}
-        for mode, chunk in graph.stream(
-            payload, config, context=settings, stream_mode=["custom", "values"]
-        ):
-            if mode == "values":
-                result = chunk
-            elif on_progress is not None:
+        for chunk in graph.stream(payload, config, context=settings, stream_mode="custom"):
+            if on_progress is not None:
                 on_progress(chunk)
-        return result
+        return dict(checked_state(graph, config).values)

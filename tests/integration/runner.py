@@ -29,7 +29,7 @@ from langchain_core.tools import tool
 from phasegraph import Context, PhasegraphError, ScriptedChatModel, build_graph, resume
 from phasegraph.storage import aopen_checkpointer, open_checkpointer
 
-from scripts import ANALYSIS, judgement, make_script, phases, round_plan
+from scripts import ANALYSIS, final_state, judgement, make_script, phases, round_plan
 
 
 def main() -> int:
@@ -107,7 +107,7 @@ def main() -> int:
         )
         try:
             if args.command == "start":
-                out = graph.invoke({"request": args.payload}, config, context=context)
+                out = final_state(graph, {"request": args.payload}, config, context=context)
             elif args.command == "show":
                 out = graph.get_state(config).values
             else:

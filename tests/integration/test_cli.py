@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -232,7 +233,7 @@ def test_threads_in_postgresql_with_the_password_never_shown(ws: Path, postgres_
     )  # fmt: skip
     assert paused.returncode == 3, paused.stderr
     # the printed command names the database without its password (libpq reads PGPASSWORD)
-    assert f"phasegraph resume pg1 --approve --db {shown_url}" in paused.stdout
+    assert f"phasegraph resume pg1 --approve --workspace {ws} --db {shown_url}" in paused.stdout
     assert not (ws / ".phasegraph").exists()  # nothing went to the default SQLite file
 
     done = cli(
@@ -309,3 +310,27 @@ def test_a_bad_check_is_refused_before_anything_runs(ws: Path, check: str, messa
     assert message in refused.stderr and "Traceback" not in refused.stderr
     assert not (ws / "files.md").exists()
     assert not (ws / ".phasegraph" / "threads.sqlite").exists() or checkpoints(ws, "bad") == 0
+
+
+def test_the_printed_resume_command_works_as_printed_from_another_folder(
+    ws: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    paused = cli("run", "List the files", "--thread", "far", "--review", "plan", "--model",
+                 MODEL, cwd=ws)  # fmt: skip
+    assert paused.returncode == 3, paused.stderr
+    printed = next(
+        line.strip() for line in paused.stdout.splitlines() if "--approve" in line
+    )
+    assert printed == f"phasegraph resume far --approve --workspace {ws}"
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    done = cli(*shlex.split(printed)[1:], cwd=elsewhere)
+    assert done.returncode == 0, done.stderr
+    assert (ws / "files.md").read_text() == "- notes.txt\n- todo.txt\n"
+    assert not (elsewhere / ".phasegraph").exists()
+    # with a database of its own, the command names it too
+    db = tmp_path_factory.mktemp("dbs") / "runs.sqlite"
+    again = cli("run", "List the files", "--thread", "far2", "--review", "plan", "--model",
+                MODEL, "--db", str(db), cwd=ws)  # fmt: skip
+    printed = next(line.strip() for line in again.stdout.splitlines() if "--approve" in line)
+    assert printed.endswith(f"--workspace {ws} --db {db}")
+    assert cli(*shlex.split(printed)[1:], cwd=elsewhere).returncode == 0

@@ -20,6 +20,8 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from phasegraph import build_graph
 from phasegraph.state import Judgement, PhasePlan, RoundPlan
 
+from scripts import final_state
+
 pytestmark = pytest.mark.integration
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "local_task.py"
@@ -113,7 +115,7 @@ def test_the_embedded_model_plans_the_tool_the_request_needs(tmp_path: Path) -> 
     request = "Write a file named hello.txt containing exactly: Hello, world!"
     # the phase plan, one plan, its tool and its judge
     context = Context(workspace=str(tmp_path), max_steps=4)
-    out = graph.invoke({"request": request}, config, context=context)
+    out = final_state(graph, {"request": request}, config, context=context)
     first = out["rounds"][0]["tasks"][0]
     assert (first["tool"], first["arguments"].get("path")) == ("write_file", "hello.txt"), first
     assert (tmp_path / "hello.txt").read_text().strip() == "Hello, world!"

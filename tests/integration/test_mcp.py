@@ -12,7 +12,7 @@ from phasegraph import Context, ScriptedChatModel, build_graph
 from phasegraph.errors import ConfigurationError
 from phasegraph.tools.mcp import load_mcp_tools
 
-from scripts import ANALYSIS, SUMMARY, judgement, phases, round_plan
+from scripts import ANALYSIS, SUMMARY, final_state, judgement, phases, round_plan
 
 pytestmark = pytest.mark.integration
 SERVER = Path(__file__).with_name("mcp_server.py")
@@ -38,7 +38,7 @@ def test_an_mcp_tool_works_inside_a_run(tmp_path: Path, monkeypatch: pytest.Monk
         "summarizer": [SUMMARY],
     }
     graph = build_graph(model=ScriptedChatModel(script=script), checkpointer=InMemorySaver())
-    out = graph.invoke(
+    out = final_state(graph, 
         {"request": "note it"},
         {"configurable": {"thread_id": "m"}},
         context=Context(workspace=str(tmp_path), mcp_servers=servers),

@@ -20,7 +20,7 @@ from phasegraph import Context, build_graph
 from phasegraph.models import describe_model, model_from_context, model_kind
 from phasegraph.models.selection import HTTP_RETRIES
 
-from scripts import ANALYSIS, SUMMARY, judgement, phases, round_plan
+from scripts import ANALYSIS, SUMMARY, final_state, judgement, phases, round_plan
 
 pytestmark = pytest.mark.integration
 
@@ -34,7 +34,7 @@ def _run(
     with SqliteSaver.from_conn_string(str(db)) as saver:
         graph = build_graph(tools=tools, checkpointer=saver)
         context = Context(model="fake-model", base_url=server.base_url, **settings)
-        out: dict[str, Any] = graph.invoke(
+        out: dict[str, Any] = final_state(graph, 
             {"request": "Report on the workspace files"},
             {"configurable": {"thread_id": thread}},
             context=context,

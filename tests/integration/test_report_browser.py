@@ -18,7 +18,14 @@ from phasegraph import Context, ScriptedChatModel, build_graph, resume
 from phasegraph.report import render
 from phasegraph.report.history import run_history
 
-from scripts import MULTI_PHASE_CHECKS, ToolLog, make_script, make_slow_tools, multi_phase_script
+from scripts import (
+    MULTI_PHASE_CHECKS,
+    ToolLog,
+    final_state,
+    make_script,
+    make_slow_tools,
+    multi_phase_script,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -50,7 +57,7 @@ def test_the_html_report_shows_summary_and_statistics(tools: list, tmp_path: Pat
         graph = build_graph(
             model=ScriptedChatModel(script=make_script()), tools=tools, checkpointer=saver
         )
-        values = graph.invoke(
+        values = final_state(graph, 
             {"request": "Report on the workspace files <b>now</b>"},
             {"configurable": {"thread_id": "html"}},
             context=Context(),
@@ -120,7 +127,7 @@ def test_a_multi_phase_report_puts_the_failure_and_the_longest_round_in_sight(
             checkpointer=saver,
         )
         start = {"request": "Write a short report", "checks": MULTI_PHASE_CHECKS}
-        graph.invoke(start, config, context=context)
+        final_state(graph, start, config, context=context)
         values = resume(graph, config, {"action": "approve"}, context=context)
         history = run_history(graph, config)
     page = tmp_path / "multi.html"

@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,25 @@ pytestmark = pytest.mark.integration
 REPO = Path(__file__).parents[2]
 SCRIPT = REPO / "examples" / "cli_script.json"
 LANGGRAPH = Path(sys.executable).with_name("langgraph")
+
+
+def thread_folders(server_folder: Path) -> Path:
+    """Where the server gives runs that name no workspace a folder each: beside its own."""
+    return server_folder.with_name(server_folder.name + "-threads")
+
+
+def assistant_of(client: Any) -> str:
+    """The graph's assistant, once the server has loaded it (it answers before that)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            assistants = client.assistants.search(graph_id="phasegraph")
+            if assistants:
+                return str(assistants[0]["assistant_id"])
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.5)
 
 
 def _free_port() -> int:
@@ -59,7 +79,12 @@ def server(tmp_path: Path) -> Iterator[str]:
         cwd=tmp_path,
         stdout=log,
         stderr=subprocess.STDOUT,
-        env={**os.environ, "LANGSMITH_TRACING": "false", "LANGGRAPH_NO_VERSION_CHECK": "1"},
+        env={
+            **{k: v for k, v in os.environ.items() if k != "PHASEGRAPH_WORKSPACE"},
+            "LANGSMITH_TRACING": "false",
+            "LANGGRAPH_NO_VERSION_CHECK": "1",
+            "PHASEGRAPH_WORKSPACES": str(thread_folders(tmp_path)),
+        },
         start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
@@ -93,20 +118,16 @@ def test_studio_server_pauses_for_review_and_resumes(server: str, tmp_path: Path
     (workspace / "notes.txt").write_text("meeting notes\n")
     (workspace / "todo.txt").write_text("buy milk\n")
     client = get_sync_client(url=server)
-    deadline = time.monotonic() + 60
-    while True:  # the server answers before the graph is loaded
-        try:
-            assistants = client.assistants.search(graph_id="phasegraph")
-            if assistants:
-                break
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-        time.sleep(0.5)
-    assistant = assistants[0]["assistant_id"]
+    assistant = assistant_of(client)
     schemas = client.assistants.get_schemas(assistant)
     form = schemas["context_schema"]["properties"]
     assert "review" in form and form["model"]["description"]  # Studio's settings form
+    assert form["max_steps"]["default"] == 40  # with the defaults a run would get
+    # the input form (the request, optional checks) and the declared output
+    assert schemas["input_schema"]["required"] == ["request"]
+    assert {"status", "final_summary", "checks", "shortfalls"} <= set(
+        schemas["output_schema"]["properties"]
+    )
 
     context = {"model": f"scripted:{SCRIPT}", "review": "plan", "workspace": str(workspace)}
     thread = client.threads.create()["thread_id"]
@@ -127,3 +148,29 @@ def test_studio_server_pauses_for_review_and_resumes(server: str, tmp_path: Path
     assert done["status"] == "completed"
     assert done["final_summary"].startswith("## Files listed")
     assert (workspace / "files.md").read_text() == "- notes.txt\n- todo.txt\n"
+
+
+
+def test_studio_server_resumes_with_a_command_and_gives_a_run_its_own_folder(
+    server: str, tmp_path: Path
+) -> None:
+    from langgraph_sdk import get_sync_client
+
+    client = get_sync_client(url=server)
+    assistant = assistant_of(client)
+    before = sorted(p.name for p in tmp_path.iterdir())  # the server's own folder
+    context = {"model": f"scripted:{SCRIPT}", "review": "plan"}  # no workspace
+    thread = client.threads.create()["thread_id"]
+    paused = client.runs.wait(
+        thread, assistant, input={"request": "List the files"}, context=context
+    )
+    assert paused["status"] == "awaiting_review"
+    state = client.threads.get_state(thread)
+    assert state["interrupts"] and state["interrupts"][0]["value"]["kind"] == "plan_review"
+    done = client.runs.wait(thread, assistant, command={"resume": {"action": "approve"}},
+                            context=context)  # fmt: skip
+    assert done["status"] == "completed"
+    own = thread_folders(tmp_path) / thread
+    assert done["workspace"] == str(own.resolve())
+    assert (own / "files.md").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing in the server's folder

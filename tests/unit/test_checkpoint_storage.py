@@ -12,6 +12,7 @@ from phasegraph import Context, ScriptedChatModel, build_graph, resume
 
 from scripts import (
     distinct_plans,
+    final_state,
     judgement,
     make_script,
     phase,
@@ -37,7 +38,7 @@ def _long_run(db: Path, tools: Any, max_steps: int) -> tuple[dict[str, Any], Any
     with SqliteSaver.from_conn_string(str(db)) as saver:
         graph = build_graph(model=ScriptedChatModel(script=script), tools=tools, checkpointer=saver)
         config = {"configurable": {"thread_id": "long"}}
-        out = graph.invoke(
+        out = final_state(graph, 
             {"request": "work"},
             config,
             context=Context(max_steps=max_steps, extra_rounds_per_phase=20, max_replans=20),
@@ -81,7 +82,7 @@ def test_a_thread_stored_with_whole_lists_resumes(tools, tmp_path: Path) -> None
     context = Context(review="plan+replan")
     with SqliteSaver.from_conn_string(str(db)) as saver:
         graph = build_graph(model=ScriptedChatModel(script=script), tools=tools, checkpointer=saver)
-        graph.invoke({"request": "work"}, config, context=context)
+        final_state(graph, {"request": "work"}, config, context=context)
         paused = resume(graph, config, {"action": "approve"}, context=context)
         assert paused["pending_review"]["kind"] == "replan_review"
         # store the paused checkpoint again the way a plain reducer did: the whole lists inline

@@ -26,6 +26,7 @@ from scripts import (
     CONTINUE,
     SUMMARY,
     ToolLog,
+    final_state,
     judgement,
     make_tools,
     phase,
@@ -62,7 +63,7 @@ def start(
     given: dict[str, Any] = {"request": request}
     if checks is not None:
         given["checks"] = checks
-    out = graph.invoke(
+    out = final_state(graph, 
         given, {"configurable": {"thread_id": "c"}}, context=Context(workspace=str(ws), **settings)
     )
     return out, graph, model
@@ -335,7 +336,7 @@ def test_a_bad_caller_check_is_refused_before_anything_runs(tmp_path: Path, bad:
     graph = build_graph(model=model, checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "bad"}}
     with pytest.raises((CheckError, ValueError)):
-        graph.invoke(
+        final_state(graph, 
             {"request": "x", "checks": bad}, config, context=Context(workspace=str(tmp_path))
         )
     assert model.calls == []
@@ -928,7 +929,7 @@ def test_a_named_program_is_held_to_only_where_a_tool_that_runs_programs_may_be_
     plan = round_plan(("c", "shell", {"argv": ["wc", "-l", "data.csv"]}))
     model = ScriptedChatModel(script=script(plan_tool_call=[plan], judge_tasks=[DONE]))
     graph = build_graph(model=model, tools=[shell], checkpointer=InMemorySaver())
-    out = graph.invoke(
+    out = final_state(graph, 
         {"request": "Run wc -l on data.csv."},
         {"configurable": {"thread_id": "u"}},
         context=Context(workspace=str(tmp_path)),

@@ -23,7 +23,7 @@ from phasegraph.tools.base import run_tool
 from phasegraph.tools.builtin import BUILTIN_TOOL_NAMES, workspace_tools
 from phasegraph.tools.workspace import WorkspaceError
 
-from scripts import ANALYSIS, SUMMARY, judgement, phase, round_plan
+from scripts import ANALYSIS, SUMMARY, final_state, judgement, phase, round_plan
 
 DONE = judgement()
 SUM_REQUEST = "Read numbers.txt (one integer per line) and write their sum to sum.txt."
@@ -37,7 +37,7 @@ def run(
     given: dict[str, Any] = {"request": request}
     if checks is not None:
         given["checks"] = checks
-    out = graph.invoke(
+    out = final_state(graph, 
         given, {"configurable": {"thread_id": "e"}}, context=Context(workspace=str(ws))
     )
     return out, model

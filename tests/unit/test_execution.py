@@ -23,6 +23,7 @@ from phasegraph.state import RoundPlan
 from scripts import (
     ANALYSIS,
     distinct_plans,
+    final_state,
     judgement,
     make_script,
     phase,
@@ -227,7 +228,7 @@ def test_a_wave_an_older_version_left_half_run_ends_in_one_judge() -> None:
     model = ScriptedChatModel(script=script)
     graph = build_graph(model=model, tools=sleepy_tools(log), checkpointer=saver)
     config = {"configurable": {"thread_id": "older"}}
-    graph.invoke({"request": "go"}, config, interrupt_before=["run_task"])
+    final_state(graph, {"request": "go"}, config, interrupt_before=["run_task"])
     # the process stopped after the wave's first task: its writes saved, the second's not
     stopped = graph.get_state(config)
     first = next(t for t in stopped.tasks if t.name == "run_task")
@@ -235,7 +236,7 @@ def test_a_wave_an_older_version_left_half_run_ends_in_one_judge() -> None:
     done |= {"status": "ok", "output": "slept", "duration_s": 0.01, "wave": 1, "replayed": False}
     writes = [("results", [done]), ("step_count", 1), ("branch:to:judge", None)]
     saver.put_writes(stopped.config, writes, first.id)
-    out = graph.invoke(None, config)
+    out = final_state(graph, None, config)
     assert out["status"] == "completed", out.get("error")
     assert log == ["b", "z"]  # the second task, then the next phase's
     assert [len(r["results"]) for r in out["rounds"]] == [2, 1]  # each round judged once
@@ -597,9 +598,12 @@ def test_judge_prompt_fits_the_budget_with_eight_large_outputs(tools) -> None:
     big = round_plan(*[(f"t{i}", "echo", {"text": f"{i}" * 20_000}) for i in range(8)])
     script = make_script(phase_planner=[phases("p1")], plan_tool_call=[big])
     model = ScriptedChatModel(script=script)
-    graph = build_graph(model=model, tools=tools)
-    out = graph.invoke(
-        {"request": "go"}, context=Context(prompt_token_budget=1500, max_output_chars=50_000)
+    graph = build_graph(model=model, tools=tools, checkpointer=InMemorySaver())
+    out = final_state(
+        graph,
+        {"request": "go"},
+        {"configurable": {"thread_id": "big"}},
+        context=Context(prompt_token_budget=1500, max_output_chars=50_000),
     )
     judge_prompt = model.calls_of("judge_tasks")[0][-1].content
     assert tokens(judge_prompt) <= 1500

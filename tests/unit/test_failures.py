@@ -17,6 +17,7 @@ from scripts import (
     CONTINUE,
     ToolLog,
     distinct_plans,
+    final_state,
     judgement,
     make_script,
     make_tools,
@@ -128,7 +129,7 @@ def test_a_judge_that_never_parses_completes_a_phase_whose_checks_pass(run, tmp_
     script = make_script(phase_planner=[phases("p1")], judge_tasks=[BAD["judge_tasks"]])
     model = ScriptedChatModel(script=script)
     graph = build_graph(model=model, tools=make_tools(ToolLog()), checkpointer=InMemorySaver())
-    out = graph.invoke(
+    out = final_state(graph, 
         {"request": "finish", "checks": ["exists:done.txt"]},
         {"configurable": {"thread_id": "j"}},
         context=Context(workspace=str(tmp_path)),
@@ -203,7 +204,7 @@ class ExplodingModel(ScriptedChatModel):
 def test_node_that_raises_ends_in_summarize(tools, function, node) -> None:
     model = ExplodingModel(script=make_script(), explode_on=function)
     graph = build_graph(model=model, tools=tools, checkpointer=InMemorySaver())
-    out = graph.invoke({"request": "go"}, {"configurable": {"thread_id": "x"}})
+    out = final_state(graph, {"request": "go"}, {"configurable": {"thread_id": "x"}})
     assert out["status"] == "failed"
     assert out["error"] == {"node": node, "type": "RuntimeError", "message": f"{function} exploded"}
     assert f"RuntimeError in {node}: {function} exploded" in out["final_summary"]
@@ -238,7 +239,7 @@ def test_a_task_whose_node_raises_ends_the_run_in_one_summary(
     model = ScriptedChatModel(script=make_script(plan_tool_call=[plan]))
     graph = build_graph(model=model, tools=tools, checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}
-    out = graph.invoke({"request": "go"}, config)
+    out = final_state(graph, {"request": "go"}, config)
     assert out["status"] == "failed" and out["stop_reason"] == "error"
     assert out["error"]["node"] == "run_task" and out["error"]["type"] == "RuntimeError"
     assert "journal unavailable" in out["final_summary"] and out["summary"]
@@ -281,11 +282,11 @@ def test_a_thread_a_task_error_ended_goes_on_when_given_more_steps(
     model = ScriptedChatModel(script=make_script(plan_tool_call=[plan, again]))
     graph = build_graph(model=model, tools=tools, checkpointer=InMemorySaver())
     config: Any = {"configurable": {"thread_id": "m"}}
-    assert graph.invoke({"request": "go"}, config)["status"] == "failed"
+    assert final_state(graph, {"request": "go"}, config)["status"] == "failed"
     raising.clear()  # the database is back
     more = {"stop_reason": None, "error": None, "status": "running"}
     graph.update_state(config, more, as_node="judge")
-    out = graph.invoke(None, config)
+    out = final_state(graph, None, config)
     assert out["status"] == "completed", out["error"]
     # new rounds: the stopped one's tasks are neither sent again nor taken for errors
     texts = [c[1]["text"] for c in tool_log.calls]
@@ -320,7 +321,8 @@ def test_the_plain_text_fallback_is_counted_with_its_tokens(tools) -> None:
 
     script = make_script(summarizer=[None], text=["Plain **Markdown** summary."])
     model = ScriptedChatModel(script=script, callbacks=[Usage()])
-    out = build_graph(model=model, tools=tools).invoke({"request": "go"})
+    graph = build_graph(model=model, tools=tools, checkpointer=InMemorySaver())
+    out = final_state(graph, {"request": "go"}, {"configurable": {"thread_id": "usage"}})
     assert out["summary"]["source"] == "plain_text"
     assert out["llm_calls"] == len(usage)
     assert out["prompt_tokens"] == sum(u["input_tokens"] for u in usage)
@@ -417,7 +419,7 @@ def test_long_run_never_hits_the_recursion_limit(run) -> None:
     # the judge never completes a phase: each ends at its round limit
     assert out["status"] == "incomplete" and out["stop_reason"] == "done"
     # a caller's own low limit does not cut a run short either: the budget rules
-    out2 = graph.invoke(
+    out2 = final_state(graph, 
         {"request": "again"},
         {"configurable": {"thread_id": "other"}, "recursion_limit": 5},
         context=Context(max_steps=200),
@@ -431,7 +433,7 @@ def test_bad_input_is_refused_before_anything_is_written(run) -> None:
     config = {"configurable": {"thread_id": "fresh"}}
     for bad in [{}, {"request": "   "}, {"request": 3}, "just a string"]:
         with pytest.raises(ValueError, match="request"):
-            graph.invoke(bad, config)
+            final_state(graph, bad, config)
     assert graph.get_state(config).values == {}
 
 

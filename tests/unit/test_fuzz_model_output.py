@@ -20,7 +20,16 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, FeedbackError, ScriptedChatModel, build_graph, resume
 
-from scripts import ANALYSIS, SUMMARY, ToolLog, judgement, make_tools, phase, round_plan
+from scripts import (
+    ANALYSIS,
+    SUMMARY,
+    ToolLog,
+    final_state,
+    judgement,
+    make_tools,
+    phase,
+    round_plan,
+)
 
 MAX_STEPS = 25
 COUNTED = ("phase_planner", "plan_tool_call", "judge_tasks", "replanner")
@@ -142,7 +151,7 @@ def drive(model: ScriptedChatModel, review: str, tools: list[Any]) -> dict[str, 
     graph = build_graph(model=model, tools=tools, checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "fuzz"}}
     context = Context(review=review, max_steps=MAX_STEPS, task_timeout_s=5)
-    out = graph.invoke({"request": "Report on the files"}, config, context=context)
+    out = final_state(graph, {"request": "Report on the files"}, config, context=context)
     for _ in range(20):
         if out["status"] != "awaiting_review":
             return out

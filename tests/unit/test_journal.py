@@ -13,7 +13,7 @@ from phasegraph import ScriptedChatModel, build_graph
 from phasegraph.storage.database import sqlite_database
 from phasegraph.storage.journal import TableJournal, journal_key
 
-from scripts import make_script, phases, round_plan
+from scripts import final_state, make_script, phases, round_plan
 
 
 @pytest.fixture
@@ -44,7 +44,7 @@ def run_once(db: Path, tools, tool_name: str):
     )
     with SqliteSaver.from_conn_string(str(db)) as saver:
         graph = build_graph(model=ScriptedChatModel(script=script), tools=tools, checkpointer=saver)
-        return graph.invoke({"request": "go"}, {"configurable": {"thread_id": "j"}})
+        return final_state(graph, {"request": "go"}, {"configurable": {"thread_id": "j"}})
 
 
 KEY = journal_key("j", "p1", 1, "t1")
@@ -114,7 +114,7 @@ def test_a_new_in_memory_checkpointer_never_inherits_an_old_journal(tools, tool_
         graph = build_graph(
             model=ScriptedChatModel(script=script), tools=tools, checkpointer=InMemorySaver()
         )
-        out = graph.invoke({"request": "go"}, {"configurable": {"thread_id": "same"}})
+        out = final_state(graph, {"request": "go"}, {"configurable": {"thread_id": "same"}})
         assert out["rounds"][0]["results"][0]["replayed"] is False
         del graph, out
         gc.collect()
@@ -157,7 +157,7 @@ def test_a_round_journals_its_non_idempotent_call_only(setup) -> None:
     calls, tools, db, _ = setup
     with SqliteSaver.from_conn_string(str(db)) as saver:
         graph = build_graph(model=ScriptedChatModel(script=MIXED), tools=tools, checkpointer=saver)
-        out = graph.invoke({"request": "go"}, {"configurable": {"thread_id": "j"}})
+        out = final_state(graph, {"request": "go"}, {"configurable": {"thread_id": "j"}})
     assert sorted(calls) == ["a", "f"]
     statuses = {r["task_id"]: r["status"] for r in out["rounds"][0]["results"]}
     assert statuses == {"a": "ok", "f": "ok"}
@@ -174,10 +174,10 @@ def test_after_a_crash_mid_round_only_the_idempotent_call_runs_again(setup) -> N
     config = {"configurable": {"thread_id": "j"}}
     with SqliteSaver.from_conn_string(str(db)) as saver:
         graph = build_graph(model=ScriptedChatModel(script=MIXED), tools=tools, checkpointer=saver)
-        graph.invoke({"request": "go"}, config, interrupt_before=["run_task"])
+        final_state(graph, {"request": "go"}, config, interrupt_before=["run_task"])
         assert graph.get_state(config).next == ("run_task", "run_task")
         journal.start(journal_key("j", "p1", 1, "a"), "append", {"text": "a"})  # then killed
-        out = graph.invoke(None, config)
+        out = final_state(graph, None, config)
     assert calls == ["f"]
     results = {r["task_id"]: r for r in out["rounds"][0]["results"]}
     assert results["a"]["status"] == "interrupted"

@@ -19,7 +19,7 @@ from phasegraph.models import model_from_context
 from phasegraph.storage.database import sqlite_database
 from phasegraph.storage.lease import TableLeaseStore
 
-from scripts import judgement, make_script, phases, round_plan
+from scripts import final_state, judgement, make_script, phases, round_plan
 
 
 def test_progress_events_in_order(tools) -> None:
@@ -112,12 +112,12 @@ def test_two_runners_in_one_process_one_gets_busy() -> None:
     config = {"configurable": {"thread_id": "busy"}}
     outcome: dict[str, object] = {}
     first = threading.Thread(
-        target=lambda: outcome.setdefault("first", graph.invoke({"request": "go"}, config))
+        target=lambda: outcome.setdefault("first", final_state(graph, {"request": "go"}, config))
     )
     first.start()
     assert entered.wait(20)
     with pytest.raises(ThreadBusyError, match="'busy' is busy"):
-        graph.invoke(None, config)
+        final_state(graph, None, config)
     with pytest.raises(ThreadBusyError):
         resume(graph, config)
     release.set()
@@ -157,7 +157,7 @@ def test_sqlite_checkpointer_gets_a_lease_table(tmp_path: Path, tools) -> None:
         graph = build_graph(
             model=ScriptedChatModel(script=make_script()), tools=tools, checkpointer=saver
         )
-        out = graph.invoke({"request": "go"}, {"configurable": {"thread_id": "s"}})
+        out = final_state(graph, {"request": "go"}, {"configurable": {"thread_id": "s"}})
     assert out["status"] == "completed"
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM phasegraph_leases").fetchone()[0] == 0
@@ -167,7 +167,7 @@ def test_scripted_model_from_file_and_settings(tmp_path: Path, tools) -> None:
     path = tmp_path / "demo.json"
     path.write_text(json.dumps(make_script()), encoding="utf-8")
     graph = build_graph(tools=tools, checkpointer=InMemorySaver())
-    out = graph.invoke(
+    out = final_state(graph, 
         {"request": "go"},
         {"configurable": {"thread_id": "f"}},
         context=Context(model=f"scripted:{path}"),
@@ -290,7 +290,7 @@ def test_a_run_whose_lease_was_taken_over_stops_before_advancing_the_thread(
     with SqliteSaver.from_conn_string(str(db)) as saver:
         graph = build_graph(model=model, tools=[stall], checkpointer=saver)
         with pytest.raises(ThreadBusyError, match="taken over by another runner"):
-            graph.invoke({"request": "go"}, {"configurable": {"thread_id": "t"}})
+            final_state(graph, {"request": "go"}, {"configurable": {"thread_id": "t"}})
     assert model.calls_of("judge_tasks") == []  # it stopped before judging the round
     with sqlite3.connect(db) as conn:  # and left the new holder's lease alone
         assert conn.execute("SELECT owner FROM phasegraph_leases").fetchall() == [

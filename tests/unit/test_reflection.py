@@ -8,7 +8,15 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph, reflection, resume
 
-from scripts import judgement, make_script, phase, phases, rising_judgements, round_plan
+from scripts import (
+    final_state,
+    judgement,
+    make_script,
+    phase,
+    phases,
+    rising_judgements,
+    round_plan,
+)
 
 
 def record(n: int, results: list[tuple[str, dict[str, Any], str]], rate: float = 0.1) -> dict:
@@ -192,7 +200,7 @@ class TestInTheGraph:
         )
         config = {"configurable": {"thread_id": "cap"}}
         context = Context(review="plan", max_replans=0, max_steps=100)
-        graph.invoke({"request": "go"}, config, context=context)
+        final_state(graph, {"request": "go"}, config, context=context)
         out = resume(graph, config, {"action": "approve"}, context=context)
         assert out["pending_review"]["kind"] == "clarification"
         assert "0 replans allowed are used up" in out["pending_review"]["questions"][0]

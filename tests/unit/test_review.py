@@ -17,7 +17,7 @@ from phasegraph import (
     resume,
 )
 
-from scripts import ANALYSIS, judgement, make_script, phase, phases
+from scripts import ANALYSIS, final_state, judgement, make_script, phase, phases
 
 CONFIG = {"configurable": {"thread_id": "r1"}}
 
@@ -26,7 +26,7 @@ def start(tools, script: dict[str, list[Any]] | None = None, **settings: Any):
     model = ScriptedChatModel(script=script or make_script())
     graph = build_graph(model=model, tools=tools, checkpointer=InMemorySaver())
     context = Context(review=settings.pop("review", "plan"), **settings)
-    out = graph.invoke({"request": "Report on the workspace files"}, CONFIG, context=context)
+    out = final_state(graph, {"request": "Report on the workspace files"}, CONFIG, context=context)
     return graph, model, out, context
 
 
@@ -186,7 +186,7 @@ def test_new_input_to_a_paused_thread_is_refused(tools) -> None:
     graph, _, _, context = start(tools)
     before = graph.get_state(CONFIG)
     with pytest.raises(ThreadPausedError, match="paused for a plan_review"):
-        graph.invoke({"request": "something else"}, CONFIG, context=context)
+        final_state(graph, {"request": "something else"}, CONFIG, context=context)
     after = graph.get_state(CONFIG)
     assert after.values == before.values and after.next == ("human_review",)
 
@@ -194,7 +194,7 @@ def test_new_input_to_a_paused_thread_is_refused(tools) -> None:
 def test_new_input_to_a_finished_thread_is_refused(run) -> None:
     _, graph, _ = run(make_script())
     with pytest.raises(ThreadStateError, match="already holds a run"):
-        graph.invoke({"request": "again"}, {"configurable": {"thread_id": "t1"}})
+        final_state(graph, {"request": "again"}, {"configurable": {"thread_id": "t1"}})
 
 
 def test_resume_errors_name_the_problem(tools) -> None:
@@ -210,7 +210,7 @@ def test_studio_path_update_state_as_node_then_continue(tools) -> None:
     """Studio's state editor: write human_feedback as the paused node, then continue."""
     graph, _, _, context = start(tools)
     graph.update_state(CONFIG, {"human_feedback": {"action": "bogus"}}, as_node="phase_plan")
-    out = graph.invoke(None, CONFIG, context=context)
+    out = final_state(graph, None, CONFIG, context=context)
     # feedback that does not fit: still paused, the error shown beside the question
     paused = graph.get_state(CONFIG)
     assert paused.next == ("human_review",)
@@ -218,7 +218,7 @@ def test_studio_path_update_state_as_node_then_continue(tools) -> None:
     assert "bogus" in out["__interrupt__"][0].value["error"]
     assert paused.interrupts[0].value["kind"] == "plan_review"
     graph.update_state(CONFIG, {"human_feedback": {"action": "approve"}}, as_node="phase_plan")
-    out = graph.invoke(None, CONFIG, context=context)
+    out = final_state(graph, None, CONFIG, context=context)
     assert out["status"] == "completed"
 
 
@@ -249,7 +249,7 @@ def test_a_crash_after_a_node_saved_its_writes_resumes_instead_of_looking_ended(
     graph = build_graph(model=model, tools=tools, checkpointer=CrashAfterJudgeSaver())
     config = {"configurable": {"thread_id": "c"}}
     with pytest.raises(_Crash):  # saved synchronously: the run stops where the save failed
-        graph.invoke({"request": "Report"}, config, durability="sync")
+        final_state(graph, {"request": "Report"}, config, durability="sync")
     assert len(model.calls_of("judge_tasks")) == 1
     snapshot = graph.get_state(config)
     # LangGraph's `next` leaves the judge out (its writes are saved), so the thread looks ended

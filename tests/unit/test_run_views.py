@@ -17,7 +17,14 @@ from phasegraph.cli.tree import run_tree
 from phasegraph.report import build_report, render
 from phasegraph.report.history import _split, run_history
 
-from scripts import MULTI_PHASE_CHECKS, ToolLog, make_script, make_slow_tools, multi_phase_script
+from scripts import (
+    MULTI_PHASE_CHECKS,
+    ToolLog,
+    final_state,
+    make_script,
+    make_slow_tools,
+    multi_phase_script,
+)
 
 CONFIG: Any = {"configurable": {"thread_id": "multi"}}
 
@@ -34,7 +41,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict[
     )
     context = Context(workspace=str(workspace), review="plan", extra_rounds_per_phase=0)
     start = {"request": "Write a short report", "checks": MULTI_PHASE_CHECKS}
-    graph.invoke(start, CONFIG, context=context)
+    final_state(graph, start, CONFIG, context=context)
     values = resume(graph, CONFIG, {"action": "approve"}, context=context)
     return values, run_history(graph, CONFIG)
 
@@ -147,7 +154,7 @@ def test_a_paused_run_shows_what_it_waits_for(tmp_path: Path) -> None:
         tools=make_slow_tools(ToolLog()),
         checkpointer=InMemorySaver(),
     )
-    values = graph.invoke({"request": "go"}, CONFIG, context=Context(review="plan"))
+    values = final_state(graph, {"request": "go"}, CONFIG, context=Context(review="plan"))
     history = run_history(graph, CONFIG)
     console = Console(record=True, width=120, color_system=None)
     console.print(run_tree(build_report("multi", values, history), "go"))

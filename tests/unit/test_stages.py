@@ -21,7 +21,7 @@ from phasegraph.guards import (
 )
 from phasegraph.state import RoundFacts
 
-from scripts import judgement, make_script, phases, round_plan
+from scripts import final_state, judgement, make_script, phases, round_plan
 
 
 def updates(graph: Any, start: Any, config: dict[str, Any], context: Context) -> list[Any]:
@@ -63,17 +63,18 @@ def test_a_pause_shows_its_question_to_command_resume_users(tools) -> None:
                         checkpointer=InMemorySaver())  # fmt: skip
     config = {"configurable": {"thread_id": "ask"}}
     context = Context(review="plan")
-    graph.invoke({"request": "go"}, config, context=context)
+    final_state(graph, {"request": "go"}, config, context=context)
     assert graph.get_state(config).next == ("human_review",)
     # an answer that does not fit: still paused, in human_review, the question and the error
     # in LangGraph's interrupts
-    out = graph.invoke(Command(resume={"action": "answer", "answer": "x"}), config, context=context)
+    wrong = Command(resume={"action": "answer", "answer": "x"})
+    out = final_state(graph, wrong, config, context=context)
     paused = graph.get_state(config)
     assert paused.next == ("human_review",) and out["__interrupt__"]
     asked = paused.interrupts[0].value
     assert asked["kind"] == "plan_review" and "approve" in asked["actions"]
     assert "got 'answer'" in asked["error"]
-    out = graph.invoke(Command(resume={"action": "approve"}), config, context=context)
+    out = final_state(graph, Command(resume={"action": "approve"}), config, context=context)
     assert out["status"] == "completed"
 
 
@@ -131,7 +132,7 @@ def own_run(own_tools: list[Any], **kw: Any) -> dict[str, Any]:
     script = make_script(phase_planner=[phases("p1")], plan_tool_call=[plan], judge_tasks=[done])
     graph = build_graph(model=ScriptedChatModel(script=script), tools=own_tools,
                         checkpointer=InMemorySaver(), **kw)  # fmt: skip
-    return graph.invoke({"request": "compute 6*7 and store it"},
+    return final_state(graph, {"request": "compute 6*7 and store it"},
                         {"configurable": {"thread_id": "own"}}, context=Context())  # fmt: skip
 
 
@@ -161,7 +162,7 @@ def test_the_facts_record_is_computed_once_a_round_and_read_by_the_next_plan(too
     model = ScriptedChatModel(script=script)
     graph = build_graph(model=model, tools=tools, checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "facts"}}
-    out = graph.invoke({"request": "go"}, config, context=Context())
+    out = final_state(graph, {"request": "go"}, config, context=Context())
     assert out["facts"]["round"] == 2 and out["facts"]["phase_succeeded"] == 2
     # the judge's facts are in the state after each judge, the same the next plan was given
     history = [s.values.get("facts") for s in graph.get_state_history(config)]

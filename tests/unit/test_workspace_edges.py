@@ -23,7 +23,7 @@ from phasegraph.tools import run_tool
 from phasegraph.tools.builtin import workspace_tools
 from phasegraph.tools.workspace import Workspace
 
-from scripts import ANALYSIS, SUMMARY, judgement, phases, round_plan
+from scripts import ANALYSIS, SUMMARY, final_state, judgement, phases, round_plan
 
 #: Far above what any of these calls takes; a call still running then is waiting on a FIFO.
 STUCK_S = 20.0
@@ -96,7 +96,7 @@ def test_a_run_whose_request_and_checks_name_a_fifo_ends(ws: Path) -> None:
     }
     graph = build_graph(model=ScriptedChatModel(script=script), checkpointer=InMemorySaver())
     out = finishes(
-        lambda: graph.invoke(
+        lambda: final_state(graph, 
             {"request": "Copy pipe.txt to copy.txt", "checks": ["contains:pipe.txt:x"]},
             {"configurable": {"thread_id": "fifo"}},
             context=Context(workspace=str(ws)),

@@ -17,7 +17,7 @@ from phasegraph.nodes.deps import Deps
 from phasegraph.nodes.holds import failed_before
 from phasegraph.tools.builtin import Toolbox
 
-from scripts import ANALYSIS, CONTINUE, SUMMARY, judgement, phases, round_plan
+from scripts import ANALYSIS, CONTINUE, SUMMARY, final_state, judgement, phases, round_plan
 
 
 def results_by_task(out: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -26,7 +26,7 @@ def results_by_task(out: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def run_in(ws: Path, script: dict[str, list[Any]], **kw: Any) -> dict[str, Any]:
     graph = build_graph(model=ScriptedChatModel(script=script), checkpointer=InMemorySaver(), **kw)
-    return graph.invoke(
+    return final_state(graph, 
         {"request": "tidy the workspace"},
         {"configurable": {"thread_id": "ws"}},
         context=Context(workspace=str(ws)),
@@ -170,9 +170,9 @@ def test_the_async_tool_also_works_when_the_graph_runs_async(tmp_path: Path) -> 
     graph = build_graph(
         model=ScriptedChatModel(script=script), tools=[shout], checkpointer=InMemorySaver()
     )
-    out = asyncio.run(
-        graph.ainvoke({"request": "x"}, {"configurable": {"thread_id": "a"}}, context=Context())
-    )
+    config = {"configurable": {"thread_id": "a"}}
+    asyncio.run(graph.ainvoke({"request": "x"}, config, context=Context()))
+    out = asyncio.run(graph.aget_state(config)).values
     assert results_by_task(out)["s"]["output"] == "HI"
 
 
@@ -195,7 +195,7 @@ def test_no_tools_given_means_the_builtin_tools_and_tools_given_means_only_those
             }
         )
         graph = build_graph(model=model, checkpointer=InMemorySaver(), **kw)
-        graph.invoke(
+        final_state(graph, 
             {"request": "x"},
             {"configurable": {"thread_id": "p"}},
             context=Context(workspace=str(tmp_path)),

@@ -113,7 +113,9 @@ def _chat_command(
     if command in ("/quit", "/exit", "/q"):
         if values.get("pending_review") and thread_id:
             out.print(
-                f"thread {thread_id} stays paused: phasegraph resume {thread_id}", markup=False
+                f"thread {thread_id} stays paused: phasegraph resume {thread_id}"
+                f"{session.location_flags()}",
+                markup=False,
             )
         return "quit"
     if command == "/help":

@@ -18,7 +18,6 @@ from rich.console import Console
 
 from phasegraph.cli.render import print_markdown, progress_printer, review_prompt, show_text
 from phasegraph.cli.session import (
-    DEFAULT_DB,
     EXIT_DONE,
     EXIT_ERROR,
     EXIT_PAUSED,
@@ -54,8 +53,7 @@ def _finish(session: Session, thread_id: str, values: Mapping[str, Any], out: Co
         }
         print(json.dumps(result, indent=2, default=str))
     elif pending:
-        default_db = str(session.workspace / DEFAULT_DB)
-        out.print(review_prompt(thread_id, pending, session.where, default_db), markup=False)
+        out.print(review_prompt(thread_id, pending, session.location_flags()), markup=False)
     else:
         print_markdown(out, values.get("final_summary") or "(no summary)")
     if pending:
@@ -82,7 +80,7 @@ def cmd_run(session: Session, out: Console) -> int:
         if existing:
             raise UsageError(
                 f"thread {thread_id!r} already exists (status {existing.get('status')}); "
-                f"use `phasegraph resume {thread_id}` or another --thread"
+                f"use `phasegraph resume {thread_id}{session.location_flags()}` or another --thread"
             )
         session.err.print(f"thread {thread_id}", markup=False, highlight=False)
         values = run_request(session, graph, thread_id, args.request, context, args.check)

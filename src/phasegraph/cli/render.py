@@ -97,12 +97,11 @@ ANSWER_FLAGS = {
 }
 
 
-def review_prompt(thread_id: str, pending: Mapping[str, Any], db: str, default_db: str) -> str:
-    """What a paused run asks, and the exact commands that answer it."""
+def review_prompt(thread_id: str, pending: Mapping[str, Any], where: str) -> str:
+    """What a paused run asks, and the commands that answer it; ``where``: location flags."""
     kind = pending.get("kind", "review")
     lines = [f"Paused for {kind} (thread {thread_id}).", *pending_lines(pending)]
     answers = ANSWER_FLAGS.get(kind, ["--approve", '--reject "REASON"'])
-    where = "" if db == default_db else f" --db {shlex.quote(db)}"
     lines.append("Answer with one of:")
     lines += [f"  phasegraph resume {shlex.quote(thread_id)} {a}{where}" for a in answers]
     return "\n".join(lines)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -60,6 +61,16 @@ class Session:
         if getattr(args, "api_key", None):
             # Into this process's environment only: the key is never a setting or a state value.
             os.environ["PHASEGRAPH_API_KEY"] = args.api_key
+
+    def location_flags(self) -> str:
+        """The flags that name this session's workspace and database, for a printed command.
+
+        A command printed with them works as printed from any folder.
+        """
+        flags = f" --workspace {shlex.quote(str(self.workspace))}"
+        if self.url or self.db != self.workspace / DEFAULT_DB:
+            flags += f" --db {shlex.quote(self.where)}"
+        return flags
 
     def context(self, thread_model: str = "") -> Context:
         """The run settings: flags first, then the thread's own model, then the environment."""

@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 
 # A file name as requests write one: a name with a short extension, perhaps under folders.
-FILE_NAME = re.compile(r"(?<![\w/.:-])((?:[\w-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{1,7})(?![\w/])")
+FILE_NAME = re.compile(r"(?<![\w/.:@-])((?:[\w-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{1,7})(?![\w/])")
 
 
 def named_files(request: str) -> list[str]:

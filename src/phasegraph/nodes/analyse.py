@@ -40,6 +40,7 @@ def initial_values(context: Context) -> dict[str, Any]:
     """Every field a run reports, set once when it starts, so callers always find them."""
     return {
         "limits": limits_from(context),
+        "workspace": context.root,
         "status": "running",
         "stop_reason": None,
         "error": None,
@@ -91,11 +92,12 @@ def named_workspace_files(request: str, context: Context) -> tuple[list[str], li
 def analysis_parameters(named: list[str]) -> dict[str, Any]:
     """The analysis's schema, asking first which of the named files the request writes.
 
-    A small model left its checks empty for "write their sum to sum.txt" even when told the
-    file was not there yet, and the run was then judged done with no file written; choosing
-    from the names the request gives is easier than composing a check. Each new file chosen
-    becomes a check that the file holds some text (see `proposed_checks`), and any file chosen
-    keeps the tools that write files (see `facts.writes_needed`).
+    ``files_to_write`` is required right after ``core_goal`` and, where the request names files
+    (``named``), is a choice among them: choosing from the names the request gives is easier
+    for a model than composing a check, and a run whose deliverable has no check can be judged
+    done with no file written. Each new file chosen becomes a check that the file holds some
+    text (see `proposed_checks`), and any file chosen keeps the tools that write files (see
+    `facts.tools.writes_needed`). Why: docs/traces.md.
     """
     spec = function_spec("request_analyser", StructuredRequest)
     parameters: dict[str, Any] = spec["function"]["parameters"]
@@ -109,10 +111,10 @@ def analysis_parameters(named: list[str]) -> dict[str, Any]:
 def new_files_line(files: list[str]) -> str:
     """A fact for the analysis: which files the request names are not there yet.
 
-    The analysis proposes checks for the files a request asks to write; small models miss them
-    (the 1.5B model proposed none for "write their sum to sum.txt"), and a run without a check
-    was then judged done with no file written. Code finds the names; the model decides which
-    are deliverables.
+    The analysis proposes checks for the files a request asks to write, and a model may miss
+    them; a run without a check can then be judged done with no file written. Code finds the
+    names; the model decides which are deliverables. Empty when there are none.
+    Why: docs/traces.md.
     """
     return prompts.NEW_FILES.format(files=", ".join(files)) if files else ""
 
@@ -136,10 +138,9 @@ def not_a_deliverable(check: dict[str, Any], request: str, space: Workspace) -> 
     """Why a proposed check is not a fact about a deliverable the request names, if it is not.
 
     A file check must name a file the request names and that is not there yet: a file that
-    exists before the work is an input (the 1.5B model proposed that numbers.txt must contain
-    "one integer per line", the request's description of it, and the run then edited the
-    input). A text must be one the request gives; a pattern is a guess about the result. A
-    command must be one the request names.
+    exists before the work is an input, and a check on it steers the run into editing the
+    input. A text must be one the request gives; a pattern is a guess about the result. A
+    command must be one the request names. Why: docs/traces.md.
     """
     said = " ".join(request.casefold().split())
     if check["kind"] == "command":
@@ -160,12 +161,11 @@ def held_by_input(text: str, request: str, space: Workspace) -> str | None:
     """Why ``text`` is a name the request points at in an input, if it is one.
 
     A quoted text that a file the request names holds as a key (a JSON field, an INI or YAML
-    setting: the text, maybe quoted, then ":" or "=") is that file's own name for a value:
-    "write the value of its "timeout" field to timeout.txt" made the 1.5B model propose that
-    timeout.txt must contain "timeout", and the plan, told by that check what was still to do,
-    wrote the field's name where its value belonged. A value the input holds ("1.2.3" read out
-    of package.json) is still a text the request may give. Dropping a check only loses a
-    guard; a wrong one steers the work.
+    setting: the text, maybe quoted, then ":" or "=") is that file's own name for a value; a
+    check that a deliverable contains it tells the plan to write the name where the value
+    belongs. A value the input holds ("1.2.3" read out of package.json) is still a text the
+    request may give. Dropping a check only loses a guard; a wrong one steers the work.
+    Why: docs/traces.md.
     """
     key = re.compile(r"""(?:^|[\s{,\["'])""" + re.escape(text) + r"""["']?\s*[:=]""", re.I | re.M)
     for name in named_files(request):
@@ -185,11 +185,10 @@ QUOTES = ("'", '"', "`", "\u2018\u2019", "\u201c\u201d")
 def not_given(text: str, path: str, said: str) -> str | None:
     """Why ``text`` is not a text the request gives for ``path`` to hold, if it is not.
 
-    Given means quoted in the request. The 1.5B model proposed that files.md must contain the
-    whole request ("List the files ... to files.md, one per line": its words about the file),
-    and that errors.txt, where the count of lines holding ERROR was to go, must contain
-    "ERROR": a word of the request, not what the file must hold. A wrong check blocks right
-    work; a file the request asks to write is still checked for some text.
+    Given means quoted in the request, and not holding ``path`` itself: a text that names the
+    file is the request's words about it, and a word of the request out of quotes is part of
+    its description of the work; neither is what the file must hold. A wrong check blocks right
+    work; a file the request asks to write is still checked for some text. Why: docs/traces.md.
     """
     words = " ".join(text.casefold().split())
     if words not in said:
@@ -205,8 +204,8 @@ def deliverable(check: dict[str, Any]) -> dict[str, Any]:
     """A proposed check as the deliverable it stands for.
 
     A file the request asks to write must hold something, so "it exists" becomes "it has some
-    text": an empty files.md passed an exists check, and the small model's judge called the work
-    done.
+    text" (`HAS_TEXT`): an empty file passes an exists check, and a judge may then call the work
+    done. Other checks are kept as they are. Why: docs/traces.md.
     """
     if check["kind"] == "exists":
         return {"kind": "matches", "path": check["path"], "pattern": HAS_TEXT}

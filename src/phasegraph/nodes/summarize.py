@@ -142,8 +142,8 @@ def code_summary(state: State, reason: StopReason) -> str:
 def facts_footer(state: State, status: RunStatus, reason: StopReason) -> str:
     """The facts line every summary ends with, written by code.
 
-    It gives the status and why, what fell short, the checks, the stages code stood in for, and
-    the counts.
+    It gives the status and why, what fell short, the checks, the stages code stood in for, the
+    counts, and the folder the run worked in.
     """
     stats = statistics(state)
     short = state.get("shortfalls") or []
@@ -167,6 +167,8 @@ def facts_footer(state: State, status: RunStatus, reason: StopReason) -> str:
         f"{'/' + str(stats['max_steps']) if stats['max_steps'] else ''}, "
         f"LLM calls {stats['llm_calls']}"
     )
+    if state.get("workspace"):
+        parts.append(f"Workspace: {state['workspace']}")
     return "\n\n---\n*" + ". ".join(parts) + ".*"
 
 

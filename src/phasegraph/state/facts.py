@@ -6,7 +6,9 @@ summary read it and recompute nothing. Paths are as the tools were given them un
 says they are resolved.
 """
 
-from typing import Any, TypedDict
+from typing import Any
+
+from typing_extensions import TypedDict
 
 
 class RoundFacts(TypedDict):

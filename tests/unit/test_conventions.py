@@ -1,0 +1,112 @@
+"""LangGraph's conventions as its users expect them (SPEC sections 6 and 8): declared schemas,
+a pause's question in ``interrupts``, ``Command(resume=...)``, settings in ``configurable``, and
+a workspace of its own for a server's run that names none."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from phasegraph import Context, ScriptedChatModel, build_graph
+from phasegraph.errors import ConfigurationError
+
+from scripts import ANALYSIS, SUMMARY, judgement, phases, round_plan
+
+WRITE = round_plan(("w", "write_file", {"path": "out.txt", "content": "hello"}))
+
+
+def script() -> dict[str, list[Any]]:
+    return {
+        "request_analyser": [ANALYSIS],
+        "phase_planner": [phases("p1")],
+        "plan_tool_call": [WRITE],
+        "judge_tasks": [judgement()],
+        "summarizer": [SUMMARY],
+    }
+
+
+def graph_for(**kw: Any) -> Any:
+    return build_graph(model=ScriptedChatModel(script=script()), checkpointer=InMemorySaver(), **kw)
+
+
+def test_the_input_and_output_are_declared_schemas() -> None:
+    graph = graph_for()
+    given = graph.get_input_jsonschema()
+    assert given["required"] == ["request"] and set(given["properties"]) == {"request", "checks"}
+    assert given["properties"]["request"]["description"]
+    out = graph.get_output_jsonschema()["properties"]
+    assert {"status", "final_summary", "checks", "shortfalls", "phase_outcomes"} <= set(out)
+    assert len(out) <= 12 and "dispatch" not in out and "round_seq" not in out
+    settings = graph.get_context_jsonschema()["properties"]
+    assert settings["max_steps"]["default"] == 40 and settings["review"]["default"] == "none"
+
+
+def test_a_run_gives_back_its_output_not_its_internal_state(tmp_path: Path) -> None:
+    out = graph_for().invoke({"request": "write out.txt"}, {"configurable": {"thread_id": "o"}},
+                             context=Context(workspace=str(tmp_path)))  # fmt: skip
+    assert out["status"] == "completed" and out["final_summary"]
+    assert out["workspace"] == str(tmp_path.resolve())
+    assert "dispatch" not in out and "rounds" not in out
+
+
+def test_a_pause_shows_its_question_in_interrupts_and_command_resume_answers_it(
+    tmp_path: Path,
+) -> None:
+    graph = graph_for()
+    config = {"configurable": {"thread_id": "pause"}}
+    context = Context(workspace=str(tmp_path), review="plan")
+    out = graph.invoke({"request": "write out.txt"}, config, context=context)
+    assert out["status"] == "awaiting_review"
+    asked = out["__interrupt__"][0].value
+    assert asked["kind"] == "plan_review" and asked["actions"][0] == "approve"
+    state = graph.get_state(config)
+    assert state.next == ("human_review",) and state.interrupts[0].value == asked
+    assert state.tasks[0].interrupts[0].value == asked
+    done = graph.invoke(Command(resume={"action": "approve"}), config, context=context)
+    assert done["status"] == "completed" and (tmp_path / "out.txt").read_text() == "hello"
+    assert graph.get_state(config).interrupts == ()
+
+
+def test_settings_passed_in_configurable_are_the_runs_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ws").mkdir()
+    graph = graph_for()
+    settings = {"review": "plan", "workspace": str(tmp_path / "ws")}
+    config = {"configurable": {"thread_id": "c", **settings}}
+    out = graph.invoke({"request": "write out.txt"}, config)
+    assert out["status"] == "awaiting_review"  # review came from configurable
+    graph.invoke(Command(resume={"action": "approve"}), config)
+    assert (tmp_path / "ws" / "out.txt").exists() and not (tmp_path / "out.txt").exists()
+    # the context wins over configurable where both are dicts; a Context that differs is refused
+    with pytest.raises(ConfigurationError, match="differ between the context"):
+        graph.invoke({"request": "x"}, {"configurable": {"thread_id": "d", "review": "plan"}},
+                     context=Context(review="none"))  # fmt: skip
+
+
+def test_a_server_run_with_no_workspace_gets_a_folder_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server_folder = tmp_path / "repo"
+    server_folder.mkdir()
+    monkeypatch.chdir(server_folder)
+    monkeypatch.delenv("PHASEGRAPH_WORKSPACE", raising=False)
+    graph = graph_for(thread_workspaces=str(tmp_path / "threads"))
+    out = graph.invoke({"request": "write out.txt"}, {"configurable": {"thread_id": "t/1"}},
+                       context={"review": "none"})  # fmt: skip
+    own = tmp_path / "threads" / "t_1"
+    assert out["workspace"] == str(own) and (own / "out.txt").read_text() == "hello"
+    assert os.listdir(server_folder) == []
+    assert str(own) in out["final_summary"]
+    # a workspace the settings name is used as it is
+    named = tmp_path / "named"
+    named.mkdir()
+    out = graph.invoke({"request": "write out.txt"}, {"configurable": {"thread_id": "t2"}},
+                       context={"workspace": str(named)})  # fmt: skip
+    assert out["workspace"] == str(named) and (named / "out.txt").exists()
