@@ -265,11 +265,13 @@ def measure(
     in_memory: bool = False,
     settings: dict[str, Any] | None = None,
     width: int = WIDTH,
+    sqlite_sync: str = "",
 ) -> dict[str, Any]:
     """One run of one system on a task of ``actions`` tool actions (SQLite checkpoints).
 
     ``settings`` (phasegraph only) are Context fields its run uses beyond the defaults;
-    ``width`` is the task's number of chains, the reads a round (a level) makes at once.
+    ``width`` is the task's number of chains, the reads a round (a level) makes at once;
+    ``sqlite_sync``: the SQLite file's ``synchronous`` setting, when not SQLite's default.
     """
     task = ChainTask(
         levels=actions // width,
@@ -286,6 +288,8 @@ def measure(
             if in_memory
             else stack.enter_context(SqliteSaver.from_conn_string(str(db)))
         )
+        if sqlite_sync and isinstance(saver, SqliteSaver):
+            saver.conn.execute(f"PRAGMA synchronous = {sqlite_sync}")
         SIMULATED.reset()
         # the runs before left garbage; collected inside this run, it would be counted as this
         # system's time (a ReAct run's transcripts, say, landing on the phasegraph run after it)
@@ -328,11 +332,13 @@ def overhead(actions: int, work: Path, repeats: int = 3) -> dict[str, Any]:
     """Framework time per tool action: a model and tools that take no time.
 
     Each shape of `overhead_shapes` against `create_react_agent` on the same task. With SQLite
-    checkpoints (the target), and in memory, which leaves the frameworks' own work: the
-    difference is what each one writes to the file. Runs alternate between the systems, in
-    reverse order every other repeat, so that a slow spell of the machine's disk falls on all
-    and no system always follows the same one. Figures are medians of ``repeats``; the ratio
-    to ReAct's is the median of the runs' paired ratios (`paired_ratio`).
+    checkpoints (the target), with both SQLite files at ``synchronous=NORMAL`` (as
+    `open_checkpointer` opens them: a commit is then not a disk flush each), and in memory,
+    which leaves the frameworks' own work: the difference is what each one writes to the file.
+    Runs alternate between the systems, in reverse order every other repeat, so that a slow
+    spell of the machine's disk falls on all and no system always follows the same one. Figures
+    are medians of ``repeats``; the ratio to ReAct's is the median of the runs' paired ratios
+    (`paired_ratio`).
 
     The time counted is the framework's (``framework_s``): the run's, less the CPU time the
     simulated model and tool spend on their own work (`SIMULATED`), which a model and tools
@@ -344,7 +350,11 @@ def overhead(actions: int, work: Path, repeats: int = 3) -> dict[str, Any]:
         f"{prefix}_shape": dataclasses.asdict(shape) for prefix, shape in shapes.items()
     }
     runs = [(prefix, system) for prefix in shapes for system in (shapes[prefix].system, "react")]
-    for label, in_memory in (("", False), ("_in_memory", True)):
+    for label, in_memory, sync in (
+        ("", False, ""),
+        ("_sync_normal", False, "NORMAL"),
+        ("_in_memory", True, ""),
+    ):
         times: dict[tuple[str, str], list[float]] = {run: [] for run in runs}
         walls: dict[tuple[str, str], list[float]] = {run: [] for run in runs}
         for repeat in range(repeats):
@@ -352,7 +362,13 @@ def overhead(actions: int, work: Path, repeats: int = 3) -> dict[str, Any]:
             for (prefix, system), took in order if repeat % 2 == 0 else order[::-1]:
                 shape = shapes[prefix]
                 figures = measure(
-                    system, shape.actions, free, work, in_memory=in_memory, width=shape.width
+                    system,
+                    shape.actions,
+                    free,
+                    work,
+                    in_memory=in_memory,
+                    width=shape.width,
+                    sqlite_sync=sync,
                 )
                 took.append(figures["framework_s"] / shape.actions)
                 walls[prefix, system].append(figures["real_s"] / shape.actions)

@@ -355,7 +355,8 @@ def systems_table(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-OVERHEAD_TARGET = 1.1
+#: Overhead per tool action against ReAct's, with each stage its own step: long phases, short.
+OVERHEAD_TARGETS = {"phasegraph": 1.1, "short_phases": 1.25}
 """Framework overhead per tool action, at most this many times `create_react_agent`'s."""
 
 
@@ -365,18 +366,25 @@ def _overhead_rows(over: dict[str, Any]) -> list[tuple[str, str, str, bool | Non
     for prefix, react_key in (("phasegraph", "react"), ("short_phases", "short_phases_react")):
         shape = over[f"{prefix}_shape"]
         ratio = over[f"{prefix}_over_react"]
+        target = OVERHEAD_TARGETS[prefix]
         rows += [
             (
                 f"overhead per action / react, {shape['width']} reads, "
                 f"{shape['rounds_per_phase']}-round phases",
                 f"{ratio:.2f}",
-                f"<= {OVERHEAD_TARGET}",
-                ratio <= OVERHEAD_TARGET,
+                f"<= {target}",
+                ratio <= target,
             ),
             (
                 f"  ms per action, phasegraph vs react ({shape['width'] * shape['levels']} reads)",
                 f"{over[f'{prefix}_ms_per_action']:.2f}",
                 f"vs {over[f'{react_key}_ms_per_action']:.2f}",
+                None,
+            ),
+            (
+                "  same, both SQLite files synchronous=NORMAL",
+                f"{over[f'{prefix}_over_react_sync_normal']:.2f}",
+                "(for scale)",
                 None,
             ),
             (
