@@ -127,11 +127,11 @@ Facts checked by code after this round:
 Files this phase has changed so far: {files}
 {workspace}{named}{checks}"""
 
-#: The files a request names, as code reads them now (see `nodes.facts.request_files`).
+#: The files a request names, as code reads them now (see `facts.files.request_files`).
 REQUEST_FILES = """Files the request names, as they are now (read by code): {files}
 """
 
-#: The workspace's files as code lists them, for plans and judges (see `nodes.facts`).
+#: The workspace's files as code lists them, for plans and judges (`facts.files`).
 WORKSPACE_FILES = """Files in the workspace now (listed by code): {files}
 """
 
@@ -218,7 +218,7 @@ allowed are used up. How should I go on? (Answer with guidance, or reject to sto
 
 FAILURES_QUESTION = """{reason} How should I go on? (Answer with guidance, or reject to stop.)"""
 
-# What code says of a round's facts, in the judge's and the plan's prompts (`nodes.guards`).
+# What code says of a round's facts, in the judge's and the plan's prompts (`phasegraph.guards`).
 UNSOURCED = "a number that no input, no tool output and not the request shows"
 GET_IT_FROM_A_TOOL = (
     ": worked out without a tool, it is not known to be right; get it from a tool whose output "

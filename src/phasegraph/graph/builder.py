@@ -132,7 +132,7 @@ def build_graph(
             write_file, edit_file, search_text, run_command) are added, bound to the run's
             ``Context.workspace``. None: only when ``tools`` is None.
         checkpointer: Any LangGraph checkpointer; needed for review pauses and resume.
-        guards: What may keep a phase open when its judge calls it done (`nodes.guards`),
+        guards: What may keep a phase open when its judge calls it done (`phasegraph.guards`),
             each a function of the round's facts that returns a reason or None. None: the
             defaults, which hold for any tools, and the workspace set when the built-in tools
             are on (`default_guards`); a list replaces them (add to ``default_guards(...)``).

@@ -6,7 +6,7 @@ cache directory (``PHASEGRAPH_CACHE_DIR``, else the user's cache) and its sha256
 its first use in a process, so a damaged or tampered part is refused, never run. Each is
 offered by name (``--model local:qwen2.5-coder-1.5b``); `DEFAULT` is the one with no name, the
 model that got the most work done on the local suite within the time the README promises
-(README, Performance).
+(docs/benchmarks.md).
 """
 
 from __future__ import annotations

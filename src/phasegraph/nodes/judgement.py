@@ -97,8 +97,7 @@ def round_stopped(state: State, raised: RunError) -> dict[str, Any]:
     The round is recorded with what its tasks did, unjudged, so the summary, the report and
     ``phasegraph show`` tell it: one result per task (those a later wave would have run,
     skipped), in the plan's order; the results keep no error (the run's ``error`` has it), and
-    no wave waits: a thread given more steps afterwards goes on from a clean round, whose
-    latest judgement is this one.
+    no wave waits: the round is clean, and its latest judgement is this one.
     """
     phase = current_phase(state)
     failed = f"{raised['type']} in {raised['node']}: {raised['message']}"

@@ -114,7 +114,7 @@ def code_summary(state: State, reason: StopReason) -> str:
     done, todo = _phase_lines(state)
     response = state.get("final_response")
     next_steps = (
-        ["Resume the thread with a larger step budget to finish the remaining phases."]
+        ["Run the request again with a larger step budget (max_steps) to finish the rest."]
         if reason == "budget"
         else ["Fix the cause named above and run the request again."]
         if STATUS_BY_STOP[reason] == "failed"

@@ -108,11 +108,11 @@ def _split(
 ) -> list[tuple[str, dict[str, int], float, Any]]:
     """A super-step's use and time, by stage, each with the round it belongs to.
 
-    The graph's analyse, phase_plan and judge nodes may run the stages after theirs in the same
-    step (`nodes.round_start`), and then say what each but the last spent (``chained_use``);
-    the last has the rest. A thread from before ``chained_use`` has a judge's use in the round
-    it judged (``judge_use``), and anything more is the next plan's (also a plan that came to
-    nothing, which leaves the round number as it was) or the summary's.
+    Each stage is its own step. Threads of versions that ran several stages in one step say
+    what each but the last spent (``chained_use``); the last has the rest. Older ones have a
+    judge's use in the round it judged (``judge_use``), and anything more is the next plan's
+    (also a plan that came to nothing, which leaves the round number as it was) or the
+    summary's.
     """
     chain = b.get("chained_use") or []
     if len(names) == 1 and chain and chain != a.get("chained_use") and chain[0]["stage"] in names:
