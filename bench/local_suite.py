@@ -42,6 +42,7 @@ from langgraph.errors import GraphRecursionError
 from phasegraph import Context, build_graph
 from phasegraph.models import model_from_context
 from phasegraph.nodes.deps import workspace_settings
+from phasegraph.report.history import run_history
 from phasegraph.tools.builtin import workspace_tools
 
 with warnings.catch_warnings():  # moved to langchain.agents in LangGraph 1.x; still shipped
@@ -253,13 +254,18 @@ def _phasegraph(
         graph = build_graph(model=model, checkpointer=saver)
         graph.invoke(start, config, context=context)
         out = graph.get_state(config).values  # the whole state: the run's counters too
+        stages = run_history(graph, config)["stages"]
     return {
         "ended": str(out.get("status")),
         "thread": thread,
         "steps": out.get("step_count", 0),
         "llm_calls": out.get("llm_calls", 0),
         "prompt_tokens": out.get("prompt_tokens", 0),
+        "cached_tokens": out.get("cached_tokens", 0),
         "completion_tokens": out.get("completion_tokens", 0),
+        "prompt_ms": out.get("prompt_ms", 0),
+        "answer_ms": out.get("answer_ms", 0),
+        "stages": [s for s in stages if s["llm_calls"]],
     }
 
 
@@ -407,6 +413,39 @@ def table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def stage_table(result: dict[str, Any]) -> str:
+    """Phasegraph's model use by stage over the suite: where the time goes, and what was reused."""
+    rows: dict[str, dict[str, float]] = {}
+    for run in result["runs"]:
+        for stage in run.get("stages") or []:
+            row = rows.setdefault(stage["stage"], dict.fromkeys(STAGE_KEYS, 0.0))
+            for key in STAGE_KEYS:
+                row[key] += float(stage.get(key) or 0)
+    lines = [
+        f"{'stage':<12} {'calls':>5} {'prompt tok':>10} {'cached':>7} {'answer tok':>10} "
+        f"{'read s':>7} {'write s':>8} {'wall s':>7}"
+    ]
+    for name, row in rows.items():
+        lines.append(
+            f"{name:<12} {row['llm_calls']:>5.0f} {row['prompt_tokens']:>10.0f} "
+            f"{row['cached_tokens']:>7.0f} {row['completion_tokens']:>10.0f} "
+            f"{row['prompt_ms'] / 1000:>7.0f} {row['answer_ms'] / 1000:>8.0f} "
+            f"{row['seconds']:>7.0f}"
+        )
+    return "\n".join(lines)
+
+
+STAGE_KEYS = (
+    "llm_calls",
+    "prompt_tokens",
+    "cached_tokens",
+    "completion_tokens",
+    "prompt_ms",
+    "answer_ms",
+    "seconds",
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the suite on one model and print its table; the raw figures go to ``--out``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -451,6 +490,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=2), encoding="utf-8")
     print(table(result))
+    print(stage_table(result))
     print(f"workspaces and threads: {work}")
     return 0
 

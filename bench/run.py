@@ -41,6 +41,7 @@ from bench.commands import command_cost
 from bench.commands import table as commands_table
 from bench.compare import compare, measure, overhead
 from bench.local_suite import run_suite
+from bench.local_suite import stage_table as local_stage_table
 from bench.local_suite import table as local_table
 from bench.sim import Latency
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
@@ -327,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     if local is not None:
         print()
         print(local_table(local))
+        print(local_stage_table(local))
     print(f"\nraw figures: {out}")
     return 0
 

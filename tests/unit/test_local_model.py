@@ -381,3 +381,49 @@ def test_every_stage_s_stated_bounds_fit_a_grammar() -> None:
     ]
     longest = parts["final_summary"]["maxLength"] + parts["quality_assessment"]["maxLength"]
     assert longest + sum(lists) <= 3 * 1024
+
+
+class CountingLlama(FakeLlama):
+    """A stand-in whose llama.cpp counters grow as a context's do: 4 of 10 prompt tokens read."""
+
+    def __init__(self, answers: list[str]) -> None:
+        super().__init__(answers)
+        self.ctx = object()
+        self.perf = local_model.Perf()
+
+    def create_chat_completion(self, **request: Any) -> dict[str, Any]:
+        spent = local_model.Perf(prompt_read=4, prompt_ms=40.0, answer_tokens=3, answer_ms=90.0)
+        self.perf = local_model.Perf(
+            self.perf.prompt_read + spent.prompt_read,
+            self.perf.prompt_ms + spent.prompt_ms,
+            self.perf.answer_tokens + spent.answer_tokens,
+            self.perf.answer_ms + spent.answer_ms,
+        )
+        return super().create_chat_completion(**request)
+
+
+def test_a_call_says_what_it_read_again_and_how_long_it_read_and_wrote(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import threading
+
+    fake = CountingLlama(['{"choice": "b"}'])
+    monkeypatch.setattr(local_model, "load_llama", lambda *_a: (fake, threading.Lock()))
+    monkeypatch.setattr(local_model, "perf_counters", lambda llm: llm.perf)
+    model = LocalChatModel(model_path=str(tmp_path / "m.gguf"))
+    call = call_structured(model, "pick", Pick, [HumanMessage("choose")], retries=0)
+    # 10 prompt tokens, of which the cache held 6; 40 ms reading, 90 ms writing
+    assert (call.prompt_tokens, call.cached_tokens) == (10, 6)
+    assert (call.prompt_ms, call.answer_ms) == (40, 90)
+    counters = call.counters(counted=True)
+    assert counters["cached_tokens"] == 6 and counters["answer_ms"] == 90
+
+
+def test_the_state_cache_has_a_stated_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PHASEGRAPH_STATE_CACHE_MB", raising=False)
+    assert local_model.state_cache_mb() == local_model.STATE_CACHE_MB
+    monkeypatch.setenv("PHASEGRAPH_STATE_CACHE_MB", "0")
+    assert local_model.state_cache_mb() == 0
+    monkeypatch.setenv("PHASEGRAPH_STATE_CACHE_MB", "lots")
+    with pytest.raises(ConfigurationError, match="not a number"):
+        local_model.state_cache_mb()

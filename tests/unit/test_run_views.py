@@ -163,10 +163,13 @@ def test_a_paused_run_shows_what_it_waits_for(tmp_path: Path) -> None:
     assert "waiting for a person: plan_review" in render("multi", values, "html", history)
 
 
+NEW = {"cached_tokens": 0, "prompt_ms": 0, "answer_ms": 0}  # counters threads of then lacked
+
+
 def test_a_judge_step_that_also_planned_is_split_between_judge_and_plan() -> None:
-    # the graph's judge node plans the next round in its step (nodes.round_start); a plan that
-    # came to nothing leaves the round number as it was, and is still the plan's
-    use = {"step_count": 1, "llm_calls": 1, "prompt_tokens": 10, "completion_tokens": 5}
+    # a thread of the versions whose judge node planned the next round in its step; a plan
+    # that came to nothing leaves the round number as it was, and is still the plan's
+    use = {"step_count": 1, "llm_calls": 1, "prompt_tokens": 10, "completion_tokens": 5} | NEW
     judged = {"round_seq": 1, "judge_use": use | {"seconds": 0.5}}
     before = {"round_seq": 1, "step_count": 4, "llm_calls": 4, "prompt_tokens": 100}
     before["completion_tokens"] = 50
@@ -179,7 +182,7 @@ def test_a_judge_step_that_also_planned_is_split_between_judge_and_plan() -> Non
     assert (judge, jused, jsec, jround) == ("judge", use, 0.5, 1)
     assert (plan, pused, psec, pround) == (
         "plan",
-        {"step_count": 3, "llm_calls": 3, "prompt_tokens": 30, "completion_tokens": 15},
+        {"step_count": 3, "llm_calls": 3, "prompt_tokens": 30, "completion_tokens": 15} | NEW,
         1.5,
         1,
     )
@@ -191,12 +194,14 @@ def test_a_judge_step_that_also_planned_is_split_between_judge_and_plan() -> Non
         ["judge"], before | {"final_summary": None}, summed, grown, 2.0
     )
     assert jused == use and (stage, ssec, sround) == ("summarize", 1.5, None)
-    assert sused == {"step_count": 3, "llm_calls": 3, "prompt_tokens": 30, "completion_tokens": 15}
+    assert sused == {"step_count": 3, "llm_calls": 3, "prompt_tokens": 30} | {
+        "completion_tokens": 15
+    } | NEW
 
 
 def test_an_analysis_step_that_also_planned_is_split_by_stage() -> None:
-    # the graph's analyse node plans the phases and the first round in its step
-    # (nodes.round_start), and says what each stage but the last spent
+    # a thread of the versions whose analyse node planned the phases and the first round in
+    # its step, and said what each stage but the last spent
     zero = {"step_count": 0, "llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
     analysed = {"stage": "analyse", **zero, "llm_calls": 1, "prompt_tokens": 7, "seconds": 0.2}
     planned = {"stage": "phase_plan", **zero, "step_count": 1, "llm_calls": 1, "seconds": 0.3}
@@ -211,7 +216,7 @@ def test_an_analysis_step_that_also_planned_is_split_by_stage() -> None:
     assert [round(took, 3) for _, _, took, _ in parts] == [0.2, 0.3, 0.5]
     assert parts[2][1] == {"step_count": 1, "llm_calls": 1, "prompt_tokens": 13} | {
         "completion_tokens": 0
-    }
+    } | NEW
     # a later step (a review answered, say) keeps the value but did not write it
     assert _split(["human_review"], after, after, zero, 1.0)[0][0] == "human_review"
 

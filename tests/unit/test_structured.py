@@ -108,7 +108,10 @@ def test_truncated_arguments_are_a_failed_attempt() -> None:
         "step_count": 1,
         "llm_calls": 1,
         "prompt_tokens": result.prompt_tokens,
+        "cached_tokens": 0,
         "completion_tokens": result.completion_tokens,
+        "prompt_ms": 0,
+        "answer_ms": 0,
         "parse_failures": 1,
     }
 

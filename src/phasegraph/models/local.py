@@ -17,6 +17,7 @@ import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -106,8 +107,26 @@ def _without_extra_buffers(llama_cpp: Any) -> Iterator[None]:
         module.llama_model_default_params = original
 
 
+#: Memory the model's saved states may take, by default (``PHASEGRAPH_STATE_CACHE_MB``).
+STATE_CACHE_MB = 1024
+
+
+def state_cache_mb() -> int:
+    """The memory bound of the saved states, in MiB (0: none are kept)."""
+    raw = os.environ.get("PHASEGRAPH_STATE_CACHE_MB", "")
+    try:
+        return max(0, int(raw)) if raw.strip() else STATE_CACHE_MB
+    except ValueError:
+        raise ConfigurationError(f"PHASEGRAPH_STATE_CACHE_MB={raw!r} is not a number") from None
+
+
 def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Any, threading.Lock]:
-    """One loaded model per file and context size in a process, with the lock its calls share."""
+    """One loaded model per file and context size in a process, with the lock its calls share.
+
+    Its states are kept after each call, up to `state_cache_mb`: a prompt then starts from the
+    longest prefix any earlier call read (the plan of the round before, say, not only the
+    judge just before it), and reads only the rest. The oldest go first.
+    """
     key = (path, n_ctx)
     with _load_lock:
         if key not in _loaded:
@@ -124,8 +143,46 @@ def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Any, threa
                     verbose=False,
                 )
             grammar_sampler.install(llm, llama_cpp)
+            if state_cache_mb():
+                llm.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=state_cache_mb() << 20))
             _loaded[key] = (llm, threading.Lock())
         return _loaded[key]
+
+
+@dataclass(frozen=True)
+class Perf:
+    """llama.cpp's own counters of a context: prompt tokens read, answer tokens, their time."""
+
+    prompt_read: int = 0
+    prompt_ms: float = 0.0
+    answer_tokens: int = 0
+    answer_ms: float = 0.0
+
+    def __sub__(self, other: Perf) -> Perf:
+        """What was spent between two readings."""
+        return Perf(
+            self.prompt_read - other.prompt_read,
+            self.prompt_ms - other.prompt_ms,
+            self.answer_tokens - other.answer_tokens,
+            self.answer_ms - other.answer_ms,
+        )
+
+    def timings(self) -> dict[str, float]:
+        """As a call's ``response_metadata["timings"]``: milliseconds reading and writing."""
+        return {"prompt_ms": round(self.prompt_ms, 1), "answer_ms": round(self.answer_ms, 1)}
+
+
+def perf_counters(llm: Any) -> Perf:
+    """The context's counters now (they only grow); zeros where llama-cpp-python lacks them."""
+    try:
+        import llama_cpp
+
+        data = llama_cpp.llama_perf_context(llm.ctx)
+    except Exception:  # an older binding, or a stand-in model in tests
+        return Perf()
+    return Perf(
+        int(data.n_p_eval), float(data.t_p_eval_ms), int(data.n_eval), float(data.t_eval_ms)
+    )
 
 
 class LocalChatModel(BaseChatModel):
@@ -210,19 +267,25 @@ class LocalChatModel(BaseChatModel):
                 "schema": _within_grammar_limits(_choice_schema(tools, may_answer=may_answer)),
             }
         with lock:  # one llama context: calls from parallel branches take turns
+            before = perf_counters(llm)
             response = llm.create_chat_completion(messages=chat, **request)
+            spent = perf_counters(llm) - before
         choice = response["choices"][0]
         content = choice["message"].get("content") or ""
         usage = response.get("usage") or {}
+        prompt = int(usage.get("prompt_tokens", 0))
         usage_metadata = UsageMetadata(
-            input_tokens=int(usage.get("prompt_tokens", 0)),
+            input_tokens=prompt,
             output_tokens=int(usage.get("completion_tokens", 0)),
             total_tokens=int(usage.get("total_tokens", 0)),
+            # the prompt's tokens llama.cpp did not read again: its KV cache held them
+            input_token_details={"cache_read": max(0, prompt - spent.prompt_read)},
         )
         message = AIMessage(content=content, usage_metadata=usage_metadata)
         if forced is not None:
             message = _as_tool_call(content, forced["function"]["name"], usage_metadata)
         elif free:
             message = _as_chosen_call(content, usage_metadata)
+        message.response_metadata["timings"] = spent.timings()
         info = {"finish_reason": choice.get("finish_reason")}
         return ChatResult(generations=[ChatGeneration(message=message, generation_info=info)])

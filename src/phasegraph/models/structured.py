@@ -39,11 +39,27 @@ class StageCall(Generic[M]):
     attempts: int = 0
     errors: list[str] = field(default_factory=list)
     prompt_tokens: int = 0
+    cached_tokens: int = 0
+    """Prompt tokens the model did not read again (its prefix cache held them)."""
     completion_tokens: int = 0
+    prompt_ms: int = 0
+    """Milliseconds the model spent reading prompts, where it says (the local model does)."""
+    answer_ms: int = 0
+    """Milliseconds the model spent writing answers, where it says."""
     last_arguments: dict[str, Any] | None = None
     """The arguments of the last attempt, valid or not (None if it gave none)."""
     raised: int = 0
     """Attempts whose model call raised (a dead endpoint, a timeout) instead of answering."""
+
+    def add_use(self, reply: AIMessage) -> None:
+        """Count what one answer cost: tokens, cached tokens, time (where the model says)."""
+        usage: dict[str, Any] = dict(reply.usage_metadata or {})
+        self.prompt_tokens += int(usage.get("input_tokens", 0))
+        self.completion_tokens += int(usage.get("output_tokens", 0))
+        self.cached_tokens += int((usage.get("input_token_details") or {}).get("cache_read") or 0)
+        timings = (reply.response_metadata or {}).get("timings") or {}
+        self.prompt_ms += int(timings.get("prompt_ms", 0))
+        self.answer_ms += int(timings.get("answer_ms", 0))
 
     @property
     def unreachable(self) -> bool:
@@ -57,7 +73,10 @@ class StageCall(Generic[M]):
             "step_count": self.attempts if counted else 0,
             "llm_calls": self.attempts,
             "prompt_tokens": self.prompt_tokens,
+            "cached_tokens": self.cached_tokens,
             "completion_tokens": self.completion_tokens,
+            "prompt_ms": self.prompt_ms,
+            "answer_ms": self.answer_ms,
             "parse_failures": failed,
         }
 
@@ -186,9 +205,8 @@ def call_structured(
             result.raised += 1
             result.errors.append(redact(f"model call failed: {type(exc).__name__}: {exc}"))
             continue
-        if isinstance(reply, AIMessage) and reply.usage_metadata:
-            result.prompt_tokens += reply.usage_metadata.get("input_tokens", 0)
-            result.completion_tokens += reply.usage_metadata.get("output_tokens", 0)
+        if isinstance(reply, AIMessage):
+            result.add_use(reply)
         args, problem = _extract_arguments(reply, name)
         result.last_arguments = args
         if args is not None:

@@ -18,7 +18,7 @@ from phasegraph.report.html import BAD, html_page, round_seconds
 OUTPUT_PREVIEW = 300
 
 
-def statistics(values: Mapping[str, Any]) -> dict[str, int]:
+def statistics(values: Mapping[str, Any]) -> dict[str, Any]:
     """The run's counts: phases, rounds, tasks, steps, LLM calls, tokens and failures."""
     rounds = values.get("rounds") or []
     results = [r for rnd in rounds for r in rnd.get("results", [])]
@@ -35,7 +35,10 @@ def statistics(values: Mapping[str, Any]) -> dict[str, int]:
         "max_steps": int(limits.get("max_steps") or 0),
         "llm_calls": int(values.get("llm_calls") or 0),
         "prompt_tokens": int(values.get("prompt_tokens") or 0),
+        "cached_tokens": int(values.get("cached_tokens") or 0),
         "completion_tokens": int(values.get("completion_tokens") or 0),
+        "prompt_seconds": round(int(values.get("prompt_ms") or 0) / 1000, 1),
+        "answer_seconds": round(int(values.get("answer_ms") or 0) / 1000, 1),
         "replans": int(values.get("replan_count") or 0),
         "parse_failures": int(values.get("parse_failures") or 0),
         "reflections": len(values.get("reflections") or []),
@@ -250,11 +253,12 @@ def markdown_sections(report: Mapping[str, Any]) -> dict[str, str]:
         "phases": ["## Phases", *_phase_lines(report)],
         "stages": [
             "## Model use by stage",
-            "| stage | steps | LLM calls | prompt tokens | completion tokens | seconds |\n"
-            "|---|---|---|---|---|---|\n"
+            "| stage | steps | LLM calls | prompt tokens (cached) | completion tokens | seconds "
+            "(reading, writing) |\n|---|---|---|---|---|---|\n"
             + "\n".join(
                 f"| {r['stage']} | {r['steps']} | {r['llm_calls']} | {r['prompt_tokens']} "
-                f"| {r['completion_tokens']} | {r['seconds']:.2f} |"
+                f"({r.get('cached_tokens', 0)}) | {r['completion_tokens']} | {r['seconds']:.2f} "
+                f"({r.get('prompt_ms', 0) / 1000:.1f}, {r.get('answer_ms', 0) / 1000:.1f}) |"
                 for r in report["stages"]
             ),
         ],

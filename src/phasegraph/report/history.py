@@ -120,6 +120,7 @@ def _split(
     judged = (b.get("rounds") or [{}])[-1]
     use = judged.get("judge_use")
     summarized = b.get("final_summary") is not None and a.get("final_summary") is None
+    grown = {key: int(grown.get(key, 0)) for key in COUNTERS}  # a thread's older counters too
     planned = use and any(grown[key] > int(use.get(key, 0)) for key in COUNTERS)
     if names != ["judge"] or not use or not (planned or summarized):
         return [("+".join(names), grown, seconds, b.get("round_seq"))]
@@ -145,7 +146,7 @@ def _split_chain(
     A judge's part belongs to the round it judged, the one current before the step.
     """
     parts: list[tuple[str, dict[str, int], float, Any]] = []
-    left, time_left = dict(grown), seconds
+    left, time_left = {key: int(grown.get(key, 0)) for key in COUNTERS}, seconds
     for said in chain[:-1]:
         mine = {key: min(left[key], int(said.get(key, 0))) for key in COUNTERS}
         took = min(time_left, float(said.get("seconds", 0.0)))

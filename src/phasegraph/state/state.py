@@ -120,7 +120,15 @@ def merge_results(old: list[TaskResult], new: list[TaskResult]) -> list[TaskResu
 
 
 #: The counters every stage adds to (`report.history` tells them by stage).
-STAGE_COUNTERS = ("step_count", "llm_calls", "prompt_tokens", "completion_tokens")
+STAGE_COUNTERS = (
+    "step_count",
+    "llm_calls",
+    "prompt_tokens",
+    "cached_tokens",
+    "completion_tokens",
+    "prompt_ms",
+    "answer_ms",
+)
 
 
 class RoundRecord(TypedDict):
@@ -358,6 +366,12 @@ class State(TypedDict, total=False):
     """Prompt tokens the model reported."""
     completion_tokens: Annotated[int, operator.add]
     """Completion tokens the model reported."""
+    cached_tokens: Annotated[int, operator.add]
+    """Prompt tokens the model did not read again: its prefix cache held them."""
+    prompt_ms: Annotated[int, operator.add]
+    """Milliseconds the model spent reading prompts (where it reports it: the local model)."""
+    answer_ms: Annotated[int, operator.add]
+    """Milliseconds the model spent writing answers (where it reports it)."""
     parse_failures: Annotated[int, operator.add]
     """Structured results that failed validation or never came."""
     replan_count: int
