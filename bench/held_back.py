@@ -16,7 +16,7 @@ import io
 import json
 from pathlib import Path
 
-from bench.local_suite import WorkspaceTask, _lines, _text
+from bench.suite_tasks import WorkspaceTask, lines_of, text_of
 
 NAMES = "alice\nbob\n"
 STORY = "The cat sat on the mat.\nA cat is not a dog.\nEvery cat naps.\n"
@@ -37,18 +37,18 @@ def _bytes(root: Path, rel: str) -> bytes | None:
 
 def _json_object(root: Path, rel: str) -> object:
     try:
-        return json.loads(_text(root, rel))
+        return json.loads(text_of(root, rel))
     except ValueError:
         return None
 
 
 def _emails(root: Path) -> bool:
     wanted = [row["email"] for row in csv.DictReader(io.StringIO(USERS))]
-    return _lines(root, "emails.txt") == wanted
+    return lines_of(root, "emails.txt") == wanted
 
 
 def _todos(root: Path) -> bool:
-    got = _lines(root, "todos.txt")
+    got = lines_of(root, "todos.txt")
     wanted = ["# TODO rename x", "# TODO add tests", "return 2  # TODO document f"]
     return len(got) == 3 and all(any(w in line for line in got) for w in wanted)
 
@@ -58,7 +58,7 @@ HELD_BACK = (
         "append_line",
         "Add the line carol to the end of names.txt, keeping the lines already there.",
         {"names.txt": NAMES},
-        lambda root: _lines(root, "names.txt") == ["alice", "bob", "carol"],
+        lambda root: lines_of(root, "names.txt") == ["alice", "bob", "carol"],
         ("contains:names.txt:carol", "contains:names.txt:alice"),
     ),
     WorkspaceTask(
@@ -74,35 +74,35 @@ HELD_BACK = (
         "max_value",
         "Find the largest number in values.txt and write it to max.txt.",
         {"values.txt": "12\n87\n45\n3\n"},
-        lambda root: _text(root, "max.txt").strip() == "87",
+        lambda root: text_of(root, "max.txt").strip() == "87",
         ("contains:max.txt:87",),
     ),
     WorkspaceTask(
         "first_line",
         "Write the first line of poem.txt to title.txt.",
         {"poem.txt": "Ode to a Compiler\nYou turn my words\ninto deeds.\n"},
-        lambda root: _text(root, "title.txt").strip() == "Ode to a Compiler",
+        lambda root: text_of(root, "title.txt").strip() == "Ode to a Compiler",
         ("contains:title.txt:Ode to a Compiler",),
     ),
     WorkspaceTask(
         "delete_line",
         "Remove the line that says DEPRECATED from notes.txt and keep the other lines.",
         {"notes.txt": "keep one\nDEPRECATED\nkeep two\n"},
-        lambda root: _lines(root, "notes.txt") == ["keep one", "keep two"],
+        lambda root: lines_of(root, "notes.txt") == ["keep one", "keep two"],
         ("contains:notes.txt:keep two",),
     ),
     WorkspaceTask(
         "replace_all",
         "In story.txt, replace every occurrence of the word cat with dog.",
         {"story.txt": STORY},
-        lambda root: _text(root, "story.txt") == STORY.replace("cat", "dog"),
+        lambda root: text_of(root, "story.txt") == STORY.replace("cat", "dog"),
         ("contains:story.txt:Every dog naps.",),
     ),
     WorkspaceTask(
         "sort_lines",
         "Write the names in people.txt to sorted.txt in alphabetical order, one per line.",
         {"people.txt": PEOPLE},
-        lambda root: [n.lower() for n in _lines(root, "sorted.txt")]
+        lambda root: [n.lower() for n in lines_of(root, "sorted.txt")]
         == sorted(n.lower() for n in PEOPLE.split()),
         ("contains:sorted.txt:Trent",),
     ),
@@ -111,7 +111,7 @@ HELD_BACK = (
         "Write each distinct word of words.txt once to unique.txt, one per line, "
         "in the order they first appear.",
         {"words.txt": WORDS},
-        lambda root: _lines(root, "unique.txt") == ["red", "green", "blue"],
+        lambda root: lines_of(root, "unique.txt") == ["red", "green", "blue"],
         ("contains:unique.txt:blue",),
     ),
     WorkspaceTask(
@@ -125,7 +125,7 @@ HELD_BACK = (
         "word_count",
         "Count the words in essay.txt and write the number to words.txt.",
         {"essay.txt": ESSAY},
-        lambda root: _text(root, "words.txt").strip() == str(len(ESSAY.split())),
+        lambda root: text_of(root, "words.txt").strip() == str(len(ESSAY.split())),
         (f"contains:words.txt:{len(ESSAY.split())}",),
     ),
     WorkspaceTask(

@@ -24,14 +24,12 @@ would), so a run that passes its checks can still fail its task.
 from __future__ import annotations
 
 import argparse
-import configparser
 import json
 import sys
 import time
 import uuid
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +37,8 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.errors import GraphRecursionError
 
+from bench.held_back import HELD_BACK
+from bench.suite_tasks import TASKS, WorkspaceTask
 from phasegraph import Context, build_graph
 from phasegraph.models import model_from_context
 from phasegraph.nodes.deps import workspace_settings
@@ -57,188 +57,27 @@ BUDGET = 2 * ACTIONS + 1
 MODES = ("alone", "checks")
 
 
-@dataclass(frozen=True)
-class WorkspaceTask:
-    """A request, the files it starts from, a checker of the files afterwards, caller checks."""
-
-    name: str
-    request: str
-    files: dict[str, str]
-    check: Callable[[Path], bool]
-    checks: tuple[str, ...] = field(default=())
-
-    def fresh(self, root: Path) -> Path:
-        """A new workspace holding the task's files."""
-        root.mkdir(parents=True)
-        for rel, text in self.files.items():
-            path = root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-        return root
 
 
-def _text(root: Path, rel: str) -> str:
-    path = root / rel
-    return path.read_text(errors="replace") if path.is_file() else ""
 
 
-def _lines(root: Path, rel: str) -> list[str]:
-    return [line.strip() for line in _text(root, rel).splitlines() if line.strip()]
 
 
-def _edited_ini(root: Path) -> bool:
-    text = _text(root, "config.ini")
-    return "debug = false" in text and "debug = true" not in text and "port = 8080" in text
 
 
-def _listed(root: Path) -> bool:
-    return all(n in _text(root, "files.md") for n in ("notes.txt", "todo.txt", "plan.md"))
 
 
-def _json(root: Path, rel: str) -> Any:
-    try:
-        return json.loads(_text(root, rel))
-    except ValueError:
-        return None
 
 
-def _version_set(root: Path) -> bool:
-    data = _json(root, "package.json")
-    return (
-        isinstance(data, dict)
-        and data.get("version") == "1.2.0"
-        and data.get("name") == "demo-app"
-        and data.get("dependencies") == {"left-pad": "^1.3.0"}
-    )
 
 
-def _concatenated(root: Path) -> bool:
-    return _lines(root, "full.txt") == ["alpha", "beta", "gamma", "delta"]
 
 
-def _renamed(root: Path) -> bool:
-    text = _text(root, "greet.py")
-    return "def greet(name):" in text and 'print(greet("world"))' in text and "hello" not in text
 
 
-def _key_added(root: Path) -> bool:
-    parser = configparser.ConfigParser()
-    try:
-        parser.read_string(_text(root, "app.ini"))
-    except configparser.Error:
-        return False
-    return (
-        parser.get("server", "timeout", fallback=None) == "30"
-        and parser.get("server", "host", fallback=None) == "localhost"
-        and parser.get("log", "level", fallback=None) == "info"
-    )
 
 
-LOG = """2026-11-01 10:00:01 INFO start
-2026-11-01 10:00:02 ERROR disk full
-2026-11-01 10:00:03 INFO retry
-2026-11-01 10:00:04 ERROR disk full
-2026-11-01 10:00:05 WARN slow
-2026-11-01 10:00:06 ERROR timeout
-2026-11-01 10:00:07 INFO stop
-"""
 
-TASKS = (
-    WorkspaceTask(
-        "write",
-        "Write a file named hello.txt containing exactly: Hello, world!",
-        {},
-        lambda root: _text(root, "hello.txt").strip() == "Hello, world!",
-        ("contains:hello.txt:Hello, world!",),
-    ),
-    WorkspaceTask(
-        "list",
-        "List the files in this folder and write their names to files.md, one per line.",
-        {"notes.txt": "meeting notes\n", "todo.txt": "buy milk\n", "plan.md": "# Plan\n"},
-        _listed,
-        ("contains:files.md:notes.txt", "contains:files.md:todo.txt", "contains:files.md:plan.md"),
-    ),
-    WorkspaceTask(
-        "sum",
-        "Read numbers.txt (one integer per line) and write their sum to sum.txt.",
-        {"numbers.txt": "17\n25\n8\n"},
-        lambda root: _text(root, "sum.txt").strip() == "50",
-        ("contains:sum.txt:50",),
-    ),
-    WorkspaceTask(
-        "edit_ini",
-        "In config.ini, change debug = true to debug = false; leave the other lines as they are.",
-        {"config.ini": "name = demo\ndebug = true\nport = 8080\n"},
-        _edited_ini,
-        ("contains:config.ini:debug = false", "contains:config.ini:port = 8080"),
-    ),
-    WorkspaceTask(
-        "find",
-        "Find the file that defines the function parse_date and write its path to answer.txt.",
-        {
-            "src/app/main.py": "from util.dates import parse_date\n\nprint(parse_date('x'))\n",
-            "src/util/dates.py": "def parse_date(text):\n    return text.split('-')\n",
-            "src/util/text.py": "def shout(text):\n    return text.upper()\n",
-        },
-        lambda root: "src/util/dates.py" in _text(root, "answer.txt"),
-        ("contains:answer.txt:dates.py",),
-    ),
-    WorkspaceTask(
-        "count",
-        "Count the lines of app.log that contain ERROR and write the count to errors.txt.",
-        {"app.log": LOG},
-        lambda root: _text(root, "errors.txt").strip() == "3",
-        ("contains:errors.txt:3",),
-    ),
-    WorkspaceTask(
-        "json_edit",
-        "In package.json, set the version to 1.2.0 and keep every other field as it is.",
-        {
-            "package.json": json.dumps(
-                {"name": "demo-app", "version": "1.1.4", "dependencies": {"left-pad": "^1.3.0"}},
-                indent=2,
-            )
-            + "\n"
-        },
-        _version_set,
-        (r'matches:package.json:"version"\s*:\s*"1\.2\.0"',),
-    ),
-    WorkspaceTask(
-        "concat",
-        "Join part1.txt and part2.txt, in that order, into a new file full.txt.",
-        {"part1.txt": "alpha\nbeta\n", "part2.txt": "gamma\ndelta\n"},
-        _concatenated,
-        ("contains:full.txt:alpha", "contains:full.txt:delta"),
-    ),
-    WorkspaceTask(
-        "command",
-        "Run wc -l on data.csv and write the number of lines it reports to lines.txt.",
-        {"data.csv": "id,name\n1,ann\n2,bob\n3,cid\n4,dan\n5,eve\n"},
-        lambda root: _text(root, "lines.txt").strip().split()[:1] == ["6"],
-        ("contains:lines.txt:6",),
-    ),
-    WorkspaceTask(
-        "json_read",
-        'Read settings.json and write the value of its "timeout" field to timeout.txt.',
-        {"settings.json": '{"retries": 5, "timeout": 45, "verbose": false}\n'},
-        lambda root: _text(root, "timeout.txt").strip() == "45",
-        ("contains:timeout.txt:45",),
-    ),
-    WorkspaceTask(
-        "rename",
-        "In greet.py, rename the function hello to greet, in its definition and in its call.",
-        {"greet.py": 'def hello(name):\n    return "Hi " + name\n\n\nprint(hello("world"))\n'},
-        _renamed,
-        ("contains:greet.py:def greet(name):", 'contains:greet.py:print(greet("world"))'),
-    ),
-    WorkspaceTask(
-        "ini_add",
-        "In app.ini, add the setting timeout = 30 to the [server] section.",
-        {"app.ini": "[server]\nhost = localhost\nport = 80\n\n[log]\nlevel = info\n"},
-        _key_added,
-        (r"matches:app.ini:\[server\][^\[]*timeout\s*=\s*30",),
-    ),
-)
 
 
 def _phasegraph(
@@ -464,8 +303,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     tasks = TASKS
     if args.set == "held-back":
-        from bench.held_back import HELD_BACK  # it builds on this module's task type
-
         tasks = HELD_BACK
     # A misspelt name would otherwise cost a long run before it shows as an error per task.
     for option, given, known in (

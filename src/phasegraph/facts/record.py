@@ -26,9 +26,9 @@ from phasegraph.facts.tools import (
     programs_written_after,
     writes_files,
 )
-from phasegraph.nodes.deps import current_phase, is_last_phase, phase_window
 from phasegraph.state import CheckRecord, State, TaskResult
 from phasegraph.state.facts import RoundFacts
+from phasegraph.state.reading import current_phase, is_last_phase, phase_window
 
 
 def round_facts(

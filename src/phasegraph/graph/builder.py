@@ -111,6 +111,44 @@ def on_node_error(state: State, error: NodeError) -> Command[Any]:
 
 
 
+def _wired(deps: Deps) -> StateGraph[State, Context, InputState, OutputState]:
+    """The eight stages as nodes, with their routers and their ways out (SPEC section 2)."""
+    builder = StateGraph(
+        State, context_schema=Context, input_schema=InputState, output_schema=OutputState
+    )
+    # LangGraph injects the NodeError by the parameter's type; its typing has no such protocol.
+    builder.set_node_defaults(error_handler=cast(Any, on_node_error))
+    builder.add_node("analyse", _bind(analyse.analyse, deps))
+    builder.add_node("phase_plan", _bind(phase_plan.phase_plan, deps))
+    builder.add_node("plan", _bind(plan.plan, deps))
+    builder.add_node("execute", _bind(execute.execute, deps))
+    # run_task goes on by a Command (see routing.route_after_run_task), to one of these
+    builder.add_node(
+        "run_task",
+        _bind(run_task.run_task, deps),
+        input_schema=TaskInput,
+        destinations={"execute": "next wave", "judge": "last wave done"},
+    )
+    builder.add_node("judge", _bind(judge.judge, deps))
+    builder.add_node("replan", _bind(replan.replan, deps))
+    builder.add_node("human_review", _bind(_human_review, deps))
+    builder.add_node("summarize", _bind(summarize.summarize, deps))
+    builder.add_edge(START, "analyse")
+    for node, route in (
+        ("analyse", routing.route_after_analyse),
+        ("phase_plan", routing.route_after_phase_plan),
+        ("plan", routing.route_after_plan),
+        ("execute", routing.route_after_execute),
+        ("judge", routing.route_after_judge),
+        ("replan", routing.route_after_replan),
+        ("human_review", routing.route_after_human_review),
+    ):
+        router, path_map = _labelled(node, route)
+        builder.add_conditional_edges(node, router, cast(Any, path_map))
+    builder.add_edge("summarize", END)
+    return builder
+
+
 def build_graph(
     *,
     model: BaseChatModel | None = None,
@@ -150,41 +188,7 @@ def build_graph(
         checkpointer=checkpointer,
         guards=None if guards is None else tuple(guards),
     )
-    builder = StateGraph(
-        State, context_schema=Context, input_schema=InputState, output_schema=OutputState
-    )
-    # LangGraph injects the NodeError by the parameter's type; its typing has no such protocol.
-    builder.set_node_defaults(error_handler=cast(Any, on_node_error))
-    builder.add_node("analyse", _bind(analyse.analyse, deps))
-    builder.add_node("phase_plan", _bind(phase_plan.phase_plan, deps))
-    builder.add_node("plan", _bind(plan.plan, deps))
-    builder.add_node("execute", _bind(execute.execute, deps))
-    # run_task goes on by a Command (see routing.route_after_run_task), to one of these
-    builder.add_node(
-        "run_task",
-        _bind(run_task.run_task, deps),
-        input_schema=TaskInput,
-        destinations={"execute": "next wave", "judge": "last wave done"},
-    )
-    builder.add_node("judge", _bind(judge.judge, deps))
-    builder.add_node("replan", _bind(replan.replan, deps))
-    builder.add_node("human_review", _bind(_human_review, deps))
-    builder.add_node("summarize", _bind(summarize.summarize, deps))
-
-    builder.add_edge(START, "analyse")
-    for node, route in (
-        ("analyse", routing.route_after_analyse),
-        ("phase_plan", routing.route_after_phase_plan),
-        ("plan", routing.route_after_plan),
-        ("execute", routing.route_after_execute),
-        ("judge", routing.route_after_judge),
-        ("replan", routing.route_after_replan),
-        ("human_review", routing.route_after_human_review),
-    ):
-        router, path_map = _labelled(node, route)
-        builder.add_conditional_edges(node, router, cast(Any, path_map))
-    builder.add_edge("summarize", END)
-
+    builder = _wired(deps)
     compiled = builder.compile(
         checkpointer=checkpointer, interrupt_before=["human_review"], name=name
     )

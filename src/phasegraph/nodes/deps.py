@@ -18,7 +18,8 @@ from phasegraph.facts.request import commands_named
 from phasegraph.facts.tools import read_only, runs_programs, writes_needed
 from phasegraph.guards import Guard, default_guards
 from phasegraph.models import model_from_context
-from phasegraph.state import RoundRecord, RunError, State, TaskOutcome, TaskResult
+from phasegraph.state import RunError, State, TaskOutcome, TaskResult
+from phasegraph.state.reading import is_last_phase
 from phasegraph.storage.journal import ToolJournal, journal_for
 from phasegraph.tools.builtin import Toolbox, WorkspaceSettings
 from phasegraph.tools.constraints import DEFAULT_TOOL_RULES, allowed_tools
@@ -76,24 +77,10 @@ def context_of(runtime: Runtime[Context]) -> Context:
     return Context.coerce(runtime.context)
 
 
-def current_phase(state: State) -> dict[str, Any]:
-    """The phase being worked."""
-    return state["phases"][state["phase_index"]]
 
 
-def is_last_phase(state: State, phase: Mapping[str, Any]) -> bool:
-    """Whether ``phase`` is the plan's last: the one that ends the work."""
-    phases = state.get("phases") or []
-    return bool(phases) and phases[-1].get("id") == phase.get("id")
 
 
-def phase_window(state: State) -> list[RoundRecord]:
-    """Rounds of the current phase since it started or was last replanned."""
-    phase_id = current_phase(state)["id"]
-    start = state.get("phase_window_seq", 0)
-    return [
-        r for r in state.get("rounds", []) if r["phase_id"] == phase_id and r["round_seq"] > start
-    ]
 
 
 def task_result(
@@ -133,9 +120,6 @@ def task_error(state: State) -> RunError | None:
     return next((r["error"] for r in state.get("results", []) if r.get("error")), None)
 
 
-def run_results(state: State) -> list[TaskResult]:
-    """Every result of the run's judged rounds, in order, whatever their phase."""
-    return [r for record in state.get("rounds") or [] for r in record["results"]]
 
 
 def phase_allowed_tools(

@@ -27,10 +27,7 @@ from phasegraph.facts.tools import (
 from phasegraph.nodes.deps import (
     Deps,
     context_of,
-    current_phase,
     phase_allowed_tools,
-    phase_window,
-    run_results,
     task_error,
     task_result,
     thread_id,
@@ -47,6 +44,7 @@ from phasegraph.nodes.judgement import round_stopped
 from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
 from phasegraph.progress import emit
 from phasegraph.state import State, TaskInput, TaskResult, ToolViolation
+from phasegraph.state.reading import current_phase, phase_window, run_results
 from phasegraph.storage.journal import journal_key
 from phasegraph.tools.constraints import refusal_reason
 from phasegraph.tools.workspace import Workspace

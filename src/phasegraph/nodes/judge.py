@@ -24,14 +24,7 @@ from phasegraph.facts.record import judge_facts, round_facts
 from phasegraph.facts.tools import runs_programs
 from phasegraph.guards import hold
 from phasegraph.models.structured import StageCall, call_structured
-from phasegraph.nodes.deps import (
-    Deps,
-    context_of,
-    current_phase,
-    is_last_phase,
-    phase_allowed_tools,
-    task_error,
-)
+from phasegraph.nodes.deps import Deps, context_of, phase_allowed_tools, task_error
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import person_available
 from phasegraph.nodes.judgement import (
@@ -47,6 +40,7 @@ from phasegraph.nodes.step_budget import budget_left, limits_of, retries_within_
 from phasegraph.progress import emit
 from phasegraph.state import CheckRecord, Judgement, RoundRecord, State, TaskResult
 from phasegraph.state.facts import RoundFacts
+from phasegraph.state.reading import current_phase, is_last_phase
 from phasegraph.tools.base import truncate
 
 

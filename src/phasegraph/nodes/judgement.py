@@ -17,7 +17,7 @@ from phasegraph import prompts, reflection
 from phasegraph.context import Context
 from phasegraph.guards import COMPLETED_RATE
 from phasegraph.models.structured import function_spec
-from phasegraph.nodes.deps import current_phase, phase_window, task_result
+from phasegraph.nodes.deps import task_result
 from phasegraph.nodes.human_review import person_available
 from phasegraph.nodes.step_budget import limits_of
 from phasegraph.progress import emit
@@ -30,6 +30,7 @@ from phasegraph.state import (
     State,
     TaskResult,
 )
+from phasegraph.state.reading import current_phase, phase_window
 from phasegraph.state.round_schemas import NEXT_ACTIONS
 
 

@@ -30,14 +30,7 @@ from phasegraph.facts.checks import (
 from phasegraph.facts.record import first_facts
 from phasegraph.facts.tools import runs_programs
 from phasegraph.models.structured import StageCall, call_structured
-from phasegraph.nodes.deps import (
-    Deps,
-    context_of,
-    current_phase,
-    is_last_phase,
-    phase_allowed_tools,
-    phase_window,
-)
+from phasegraph.nodes.deps import Deps, context_of, phase_allowed_tools
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.judgement import close_phase
 from phasegraph.nodes.plan_schema import plan_parameters
@@ -66,6 +59,7 @@ from phasegraph.state import (
     TaskResult,
 )
 from phasegraph.state.facts import RoundFacts
+from phasegraph.state.reading import current_phase, is_last_phase, phase_window
 from phasegraph.tools import describe_tools
 from phasegraph.tools.base import truncate
 from phasegraph.tools.checks import absent, failing

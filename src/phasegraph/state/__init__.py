@@ -3,6 +3,7 @@
 from phasegraph.state.checks import AnyCheck, Check
 from phasegraph.state.facts import RoundFacts
 from phasegraph.state.feedback import ACTIONS_BY_KIND, Feedback
+from phasegraph.state.io import InputState, OutputState
 from phasegraph.state.round_schemas import Judgement, RoundPlan, Task
 from phasegraph.state.schemas import (
     Phase,
@@ -15,9 +16,7 @@ from phasegraph.state.state import (
     CheckRecord,
     CheckSource,
     Fallback,
-    InputState,
     Limits,
-    OutputState,
     PhaseOutcome,
     Reflection,
     RoundRecord,

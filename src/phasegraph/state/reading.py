@@ -1,0 +1,33 @@
+"""What a run's state says, read the same way by every stage: the phase, its rounds, results."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from phasegraph.state.state import RoundRecord, State, TaskResult
+
+
+def current_phase(state: State) -> dict[str, Any]:
+    """The phase being worked."""
+    return state["phases"][state["phase_index"]]
+
+
+def is_last_phase(state: State, phase: Mapping[str, Any]) -> bool:
+    """Whether ``phase`` is the plan's last: the one that ends the work."""
+    phases = state.get("phases") or []
+    return bool(phases) and phases[-1].get("id") == phase.get("id")
+
+
+def phase_window(state: State) -> list[RoundRecord]:
+    """Rounds of the current phase since it started or was last replanned."""
+    phase_id = current_phase(state)["id"]
+    start = state.get("phase_window_seq", 0)
+    return [
+        r for r in state.get("rounds", []) if r["phase_id"] == phase_id and r["round_seq"] > start
+    ]
+
+
+def run_results(state: State) -> list[TaskResult]:
+    """Every result of the run's judged rounds, in order, whatever their phase."""
+    return [r for record in state.get("rounds") or [] for r in record["results"]]
