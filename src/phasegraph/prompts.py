@@ -66,11 +66,12 @@ Constraints: {constraints}
 
 {earlier}Current phase {phase_number} of {phase_total}: {phase_name} (id {phase_id})
 Phase goal: {phase_goal}
-Round {round} of at most {round_limit}.
 
 Tools you may use:
 {tools}
-{workspace}{named}{history}{checks}{reflection}"""
+{workspace}{named}
+Round {round} of at most {round_limit}.
+{history}{checks}{reflection}"""
 
 #: What the fields of a planned task mean, said once in the plan's schema (its per-tool task
 #: forms are bare, see `phasegraph.nodes.plan.plan_parameters`).
@@ -163,9 +164,10 @@ REPLAN_FEEDBACK = """
 The person said: {feedback}"""
 
 SUMMARIZE_SYSTEM = """You write the final report of a piece of work. Call summarizer once.
-final_summary is Markdown for a person: what was asked, what was done and found, what was not done
-and why, and what to do next. Be factual: use only the facts given. highlights, unfinished and
-next_steps are short lists; quality_assessment is one or two sentences."""
+final_summary is a short paragraph of Markdown for a person: what was done and found, what was not
+done and why, and what to do next. Be factual: use only the facts given; the facts themselves are
+added below it. highlights, unfinished and next_steps are short lists; quality_assessment is one
+sentence."""
 
 SUMMARIZE_USER = """Goal: {goal}
 How the run ended: {stop}

@@ -21,7 +21,9 @@ from phasegraph.guards import (
 )
 from phasegraph.state import RoundFacts
 
-from scripts import final_state, judgement, make_script, phases, round_plan
+from scripts import ANALYSIS, final_state, judgement, make_script, phases, round_plan
+
+ANALYSIS_SIMPLE = ANALYSIS | {"complexity": "simple", "core_goal": "Echo hello"}
 
 
 def updates(graph: Any, start: Any, config: dict[str, Any], context: Context) -> list[Any]:
@@ -168,3 +170,18 @@ def test_the_facts_record_is_computed_once_a_round_and_read_by_the_next_plan(too
     history = [s.values.get("facts") for s in graph.get_state_history(config)]
     rounds_seen = {f["round"] for f in history if f}
     assert rounds_seen == {1, 2}
+
+
+def test_a_simple_request_is_planned_as_one_phase_by_code_without_asking(tools) -> None:
+    simple = {**ANALYSIS_SIMPLE}
+    model = ScriptedChatModel(script=make_script(request_analyser=[simple]))
+    graph = build_graph(model=model, tools=tools, checkpointer=InMemorySaver())
+    out = final_state(graph, {"request": "echo hello"}, {"configurable": {"thread_id": "s"}},
+                      context=Context())  # fmt: skip
+    assert model.calls_of("phase_planner") == []  # the model was not asked
+    assert [p["goal"].split(";")[0] for p in out["phases"]] == [simple["core_goal"]]
+    assert out["code_answers"] == [
+        {"stage": "phase_plan", "reason": "the analysis found the request simple",
+         "action": "one phase: the request is simple"}
+    ]  # fmt: skip
+    assert out["step_count"] >= 3 and out["status"] == "completed"

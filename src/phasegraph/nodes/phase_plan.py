@@ -29,6 +29,7 @@ from phasegraph.progress import emit
 from phasegraph.state import CheckRecord, PhasePlan, State
 from phasegraph.state.result import clip
 from phasegraph.state.schemas import DEFAULT_ROUNDS, MAX_ROUNDS, NAME_CHARS
+from phasegraph.state.state import CodeAnswer
 
 
 def _words(name: str) -> str:
@@ -130,10 +131,31 @@ def shaped(
     return phases, None
 
 
+def known_plan(state: State) -> list[dict[str, Any]] | None:
+    """The phases when code knows them without asking: one, for a request analysed as simple.
+
+    A simple job's phases are merged into one whatever the planner answers (`fits_one_phase`),
+    so its answer would cost a model call and change nothing.
+    """
+    if (state.get("structured_request") or {}).get("complexity") == "simple":
+        return [one_phase(state, [])]
+    return None
+
+
 def phase_plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
-    """Ask `phase_planner` for the phases; hold them for approval when plan review is on."""
+    """Plan the phases (the model, unless code knows them); hold them for review when it is on."""
     context = context_of(runtime)
     checks = list(state.get("checks") or [])
+    known = known_plan(state)
+    if known is not None:
+        action = "one phase: the request is simple"
+        emit(runtime, "stage_by_code", node="phase_plan", action=action)
+        answered: CodeAnswer = {
+            "stage": "phase_plan",
+            "reason": "the analysis found the request simple",
+            "action": action,
+        }
+        return {"code_answers": [answered]} | _planned(state, known, action, checks, runtime)
     messages = [
         SystemMessage(prompts.PHASE_PLAN_SYSTEM.format(max_phases=context.max_phases)),
         HumanMessage(
@@ -168,8 +190,19 @@ def phase_plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str,
             state, [p.model_dump() for p in call.value.phases], deps.tools_for(context)
         )
         strategy = merged or call.value.execution_strategy
+    return update | _planned(state, phases, strategy, checks, runtime)
+
+
+def _planned(
+    state: State,
+    phases: list[dict[str, Any]],
+    strategy: str,
+    checks: list[CheckRecord],
+    runtime: Runtime[Context],
+) -> dict[str, Any]:
+    """The phases as the run keeps them, each check with its phase, and the review if on."""
     checks = assign_checks(checks, phases)
-    update |= {
+    update: dict[str, Any] = {
         "phases": phases,
         "execution_strategy": strategy,
         "phase_index": 0,

@@ -240,12 +240,14 @@ class Replan(Result):
 
 # Bounds of a summary's parts, in characters (see `at_most`): unbounded, a summary decoded under
 # a grammar can run to the token limit inside final_summary, attempt after attempt, before the
-# plain-text fallback (docs/traces.md). All parts at their longest (about 1,600 characters, some
-# 400 tokens) fit in one answer of the 1,024-token limit, so a grammar closes them in time;
-# 1,000 is also the most a grammar takes (`local_format.GRAMMAR_MAX_BOUND`).
-SUMMARY_CHARS = 1000
-SUMMARY_ITEMS, SUMMARY_ITEM_CHARS = 3, 120
-ASSESSMENT_CHARS = 200
+# plain-text fallback (docs/traces.md). All parts at their longest (about 1,300 characters, some
+# 330 tokens) fit in one answer of the 1,024-token limit, so a grammar closes them in time; each
+# is below the most a grammar takes (`local_format.GRAMMAR_MAX_BOUND`). The summary says what the
+# facts mean; code adds the facts themselves, so its prose is bounded short: a local model's
+# answer costs a second for every fifteen or so tokens on 2 cores (docs/benchmarks.md).
+SUMMARY_CHARS = 600
+SUMMARY_ITEMS, SUMMARY_ITEM_CHARS = 3, 100
+ASSESSMENT_CHARS = 120
 
 
 class Summary(Result):

@@ -241,6 +241,17 @@ class Fallback(TypedDict):
     """What code decided from the facts instead (SPEC section 1)."""
 
 
+class CodeAnswer(TypedDict):
+    """A stage whose answer code knew already, so the model was not asked (SPEC section 1)."""
+
+    stage: str
+    """The node whose question code answered."""
+    reason: str
+    """What made the answer known."""
+    action: str
+    """What code answered."""
+
+
 def _append_all(current: list[Any], writes: Sequence[list[Any]]) -> list[Any]:
     """Reducer of a history list: each write appends its items, in order.
 
@@ -347,6 +358,8 @@ class State(TypedDict, total=False):
     """Every task refused by the tool constraints."""
     fallbacks: Annotated[list[Fallback], history()]
     """Every stage whose answers could not be used, and what code decided instead."""
+    code_answers: Annotated[list[CodeAnswer], history()]
+    """Every stage code answered without asking the model, because the answer was known."""
     shortfalls: list[str]
     """What kept an ended run from `completed`: phases that ended short, checks that fail."""
     pending_review: dict[str, Any] | None
