@@ -31,6 +31,8 @@ def ws(tmp_path: Path) -> Path:
     (tmp_path / "outside.txt").write_text("outside\n")
     os.symlink(tmp_path / "outside.txt", root / "lnk")
     os.symlink(tmp_path / "victim.txt", root / "vlnk")
+    os.symlink(tmp_path / "outside.txt", root / "in.txt ")  # the blank is part of its name
+    (root / "sub").mkdir()
     os.mkfifo(root / "fifo")
     return root
 
@@ -103,6 +105,10 @@ ATTACKS = [
     (["sort", "--zzz", "in.txt"], "not an option"),
     (["sort", "-Q", "in.txt"], "not an option"),
     (["ls", "--d", "."], "ambiguous"),
+    (["cat", "in.txt "], "outside the workspace"),  # checked as written, not as "in.txt"
+    (["diff", "sub", "in.txt"], "is a folder"),  # reads what a folder's symlinks point to
+    (["file", "-z", "in.txt"], "runs another program"),
+    (["file", "--uncompress", "in.txt"], "runs another program"),
 ]
 
 

@@ -160,3 +160,14 @@ def test_a_name_at_the_file_systems_limit_is_written_and_replaced(ws: Path) -> N
     assert space.write_file(name, "two") == f"wrote 3 bytes to {name}"
     assert (ws / name).read_text() == "two"
     assert sorted(p.name for p in ws.iterdir() if p.name.startswith(".")) == []
+
+
+def test_a_symlink_named_git_is_never_written_through(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (root / "elsewhere").mkdir(parents=True)
+    os.symlink("elsewhere", root / ".git")
+    tools = tools_of(root)
+    ok, out = run_tool(tools["write_file"], {"path": ".git/config", "content": "[core]"}, 500)
+    assert not ok and "never written" in out and not (root / "elsewhere" / "config").exists()
+    ok, out = run_tool(tools["write_file"], {"path": "elsewhere/notes", "content": "fine"}, 500)
+    assert ok and (root / "elsewhere" / "notes").read_text() == "fine", out

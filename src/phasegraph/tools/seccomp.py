@@ -46,14 +46,24 @@ _REFUSED: dict[str, dict[str, int]] = {
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 _X32_BIT = 0x40000000
 
+#: clone and clone3 by architecture: clone may not make a namespace, clone3 is answered ENOSYS
+#: (its flags are behind a pointer; C libraries then fall back to clone, which is checked).
+_CLONE = {"x86_64": (56, 435), "aarch64": (220, 435)}
+#: CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID,
+#: CLONE_NEWNET, CLONE_NEWTIME: a new namespace would undo what the sandbox's are for.
+_NEW_NAMESPACE = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000
+_NEW_NAMESPACE |= 0x40000000 | 0x00000080
+
 # classic BPF, as <linux/filter.h> and <linux/seccomp.h> define it
 _LD_W_ABS = 0x20
 _JEQ_K = 0x15
 _JGE_K = 0x35
+_JSET_K = 0x45
 _RET_K = 0x06
-_OFFSET_NR, _OFFSET_ARCH = 0, 4
+_OFFSET_NR, _OFFSET_ARCH, _OFFSET_ARG0 = 0, 4, 16  # seccomp_data; arg 0's low word (LE)
 _ALLOW = 0x7FFF0000
-_REFUSE = 0x00050000 | errno.EPERM  # SECCOMP_RET_ERRNO
+_ERRNO = 0x00050000  # SECCOMP_RET_ERRNO
+_REFUSE = _ERRNO | errno.EPERM
 
 
 def refused_calls(machine: str | None = None) -> dict[str, int]:
@@ -61,24 +71,46 @@ def refused_calls(machine: str | None = None) -> dict[str, int]:
     return dict(_REFUSED.get(machine or platform.machine(), {}))
 
 
+Step = tuple[int, "str | None", "str | None", int]
+
+
 def filter_program(machine: str | None = None) -> bytes:
     """The filter as the bytes of its ``struct sock_filter`` array, for ``bwrap --seccomp``."""
     arch = machine or platform.machine()
-    calls = sorted(_REFUSED.get(arch, {}).values())
-    code: list[tuple[int, int, int, int]] = []
     if arch not in _AUDIT_ARCH:
         return _pack([(_RET_K, 0, 0, _REFUSE)])
-    code.append((_LD_W_ABS, 0, 0, _OFFSET_ARCH))
-    code.append((_JEQ_K, 1, 0, _AUDIT_ARCH[arch]))  # another ABI of this machine: refused
-    code.append((_RET_K, 0, 0, _REFUSE))
-    code.append((_LD_W_ABS, 0, 0, _OFFSET_NR))
+    clone, clone3 = _CLONE[arch]
+    steps: list[tuple[str | None, Step]] = [
+        (None, (_LD_W_ABS, None, None, _OFFSET_ARCH)),
+        (None, (_JEQ_K, "nr", "refuse", _AUDIT_ARCH[arch])),  # another ABI of this machine
+        ("nr", (_LD_W_ABS, None, None, _OFFSET_NR)),
+    ]
     if arch == "x86_64":
-        code.append((_JGE_K, len(calls) + 1, 0, _X32_BIT))  # to the refusal at the end
-    for index, number in enumerate(calls):
-        code.append((_JEQ_K, len(calls) - index, 0, number))  # to the refusal at the end
-    code.append((_RET_K, 0, 0, _ALLOW))
-    code.append((_RET_K, 0, 0, _REFUSE))
-    return _pack(code)
+        steps.append((None, (_JGE_K, "refuse", None, _X32_BIT)))
+    steps.append((None, (_JEQ_K, "nosys", None, clone3)))
+    steps.append((None, (_JEQ_K, "clone", None, clone)))
+    for number in sorted(_REFUSED[arch].values()):
+        steps.append((None, (_JEQ_K, "refuse", None, number)))
+    steps += [
+        (None, (_RET_K, None, None, _ALLOW)),
+        ("clone", (_LD_W_ABS, None, None, _OFFSET_ARG0)),
+        (None, (_JSET_K, "refuse", None, _NEW_NAMESPACE)),
+        (None, (_RET_K, None, None, _ALLOW)),
+        ("refuse", (_RET_K, None, None, _REFUSE)),
+        ("nosys", (_RET_K, None, None, _ERRNO | errno.ENOSYS)),
+    ]
+    return _pack(_assemble(steps))
+
+
+def _assemble(steps: list[tuple[str | None, Step]]) -> list[tuple[int, int, int, int]]:
+    """Steps with labelled jump targets, as instructions with relative jumps (0: the next)."""
+    at = {label: i for i, (label, _) in enumerate(steps) if label}
+    code = []
+    for i, (_, (op, true, false, k)) in enumerate(steps):
+        jt = at[true] - i - 1 if true else 0
+        jf = at[false] - i - 1 if false else 0
+        code.append((op, jt, jf, k))
+    return code
 
 
 def _pack(code: list[tuple[int, int, int, int]]) -> bytes:

@@ -63,13 +63,19 @@ class Workspace:
 
     # -- resolution -----------------------------------------------------------------------
 
-    def relative(self, path: str, *, for_write: bool = False) -> PurePosixPath:
-        """The path's components under the root, after every check; raises WorkspaceError."""
+    def relative(
+        self, path: str, *, for_write: bool = False, exact: bool = False
+    ) -> PurePosixPath:
+        """The path's components under the root, after every check; raises WorkspaceError.
+
+        Blank space around a tool's path is taken as a slip and dropped; ``exact`` keeps it,
+        for a path a program will open as it is written (a command's argument).
+        """
         if not isinstance(path, str):
             raise WorkspaceError(f"a path must be a string; got {type(path).__name__}")
         if "\x00" in path:
             raise WorkspaceError("a path may not contain a NUL byte")
-        text = path.strip() or "."
+        text = (path if exact else path.strip()) or "."
         if text.startswith("~"):
             raise WorkspaceError(
                 f"{path!r}: '~' (a home directory) is outside the workspace; use a path "
@@ -85,7 +91,9 @@ class Workspace:
             raise WorkspaceError(f"{path!r} resolves outside the workspace; it is refused")
         parts = resolved.relative_to(root).parts
         if for_write:
-            protected = [p for p in parts if p.casefold() in PROTECTED_DIRS]
+            # as written too: a symlink named .git is git's folder whatever it points to
+            given = PurePosixPath(text).parts
+            protected = [p for p in (*given, *parts) if p.casefold() in PROTECTED_DIRS]
             if protected:
                 raise WorkspaceError(f"{path!r} is inside {protected[0]}/, which is never written")
             if not parts:
