@@ -157,3 +157,49 @@ def test_the_thread_index_holds_the_state_a_run_ended_with(
         resume(graph, {"configurable": {"thread_id": "paused"}}, {"action": "approve"})
         row = index_for(database_of(saver)).get("paused")  # type: ignore[arg-type]
         assert row is not None and row.status == "completed"
+
+
+def test_an_async_saver_s_undecodable_checkpoint_is_refused_and_a_sound_one_read(
+    tmp_path: Path,
+) -> None:
+    import asyncio
+    import os
+
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from phasegraph import ScriptedChatModel, build_graph
+    from phasegraph.errors import CheckpointRefusedError
+    from phasegraph.storage.integrity import achecked_state
+
+    from scripts import ANALYSIS, phases
+
+    db = tmp_path / "a.sqlite"
+    config: Any = {"configurable": {"thread_id": "t"}}
+    script = {"request_analyser": [ANALYSIS], "phase_planner": [phases("p1")]}
+
+    async def read(*, run: bool = False, locked: bool = False) -> Any:
+        async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
+            graph = build_graph(model=ScriptedChatModel(script=script), checkpointer=saver)
+            if run:
+                context = {"workspace": str(tmp_path), "review": "plan"}
+                await graph.ainvoke({"request": "x"}, config, context=context)
+            if locked:
+
+                async def busy(*_: Any) -> Any:
+                    raise sqlite3.OperationalError("database is locked")
+
+                saver.aget_tuple = busy  # type: ignore[method-assign]
+            return await achecked_state(graph, config)
+
+    assert asyncio.run(read(run=True)).next == ("human_review",)
+    # a database that cannot be read now is that error, not a damaged checkpoint
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        asyncio.run(read(locked=True))
+    with sqlite3.connect(db) as conn:
+        (latest,) = conn.execute(
+            "SELECT checkpoint_id FROM checkpoints ORDER BY checkpoint_id DESC LIMIT 1"
+        ).fetchone()
+        conn.execute("UPDATE checkpoints SET checkpoint = ? WHERE checkpoint_id = ?",
+                     (os.urandom(300), latest))  # fmt: skip
+    with pytest.raises(CheckpointRefusedError, match="cannot be decoded"):
+        asyncio.run(read())

@@ -83,7 +83,8 @@ async def achecked_state(graph: Any, config: RunnableConfig) -> StateSnapshot:
         try:
             snapshot: StateSnapshot = await graph.aget_state(config)
         except Exception as exc:
-            if _undecodable(graph, config):  # the sync read of the saver: this is the error path
+            saver = getattr(graph, "checkpointer", None)
+            if saver is not None and _shapeless(await _aread(saver, config)):
                 raise _damaged(config) from exc
             raise
     if seen:
@@ -95,6 +96,11 @@ def _thread(config: RunnableConfig) -> str:
     return str((config.get("configurable") or {}).get("thread_id"))
 
 
+#: What decoding stored bytes raises (msgpack's errors are ValueErrors): a damaged checkpoint.
+#: A database that cannot be read (locked, gone) raises otherwise, and stays that error.
+_DECODING = (ValueError, TypeError, KeyError, IndexError, AttributeError)
+
+
 def _undecodable(graph: Any, config: RunnableConfig) -> bool:
     """Whether the thread's latest checkpoint fails to decode into a checkpoint's shape."""
     saver = getattr(graph, "checkpointer", None)
@@ -104,7 +110,29 @@ def _undecodable(graph: Any, config: RunnableConfig) -> bool:
         found = saver.get_tuple(config)
     except NotImplementedError:
         return False  # an async-only saver: the error stands as it is
+    except _DECODING:
+        return True
     except Exception:
+        return False
+    return _shapeless(found)
+
+
+async def _aread(saver: Any, config: RunnableConfig) -> Any:
+    """The saver's latest checkpoint tuple, `_DAMAGED` when it cannot be decoded."""
+    try:
+        return await saver.aget_tuple(config)
+    except _DECODING:
+        return _DAMAGED
+    except Exception:
+        return None
+
+
+_DAMAGED = object()
+
+
+def _shapeless(found: Any) -> bool:
+    """Whether a saver's answer is no checkpoint's shape (None: no checkpoint, which is fine)."""
+    if found is _DAMAGED:
         return True
     if found is None:
         return False
