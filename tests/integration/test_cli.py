@@ -282,8 +282,9 @@ def test_checks_decide_the_exit_code(ws: Path) -> None:
         ("contains:files.md:notes.txt", True),
     ]
     # 4: the run ended, but a check fails; the summary says which, and what code saw
+    # (no replan: the script's replanner would repeat the same plan until the step budget)
     short = cli("run", "go", "--thread", "short", "--model", MODEL, "--check",
-                "contains:files.md:plan.md", cwd=ws)  # fmt: skip
+                "contains:files.md:plan.md", cwd=ws, env={"PHASEGRAPH_MAX_REPLANS": "0"})  # fmt: skip
     assert short.returncode == 4, short.stderr
     assert "Status: incomplete" in short.stdout
     assert "check contains:files.md:plan.md fails: files.md" in short.stdout

@@ -4,6 +4,7 @@ a workspace of its own for a server's run that names none."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -100,7 +101,7 @@ def test_a_server_run_with_no_workspace_gets_a_folder_of_its_own(
     graph = graph_for(thread_workspaces=str(tmp_path / "threads"))
     out = graph.invoke({"request": "write out.txt"}, {"configurable": {"thread_id": "t/1"}},
                        context={"review": "none"})  # fmt: skip
-    own = tmp_path / "threads" / "t_1"
+    own = tmp_path / "threads" / ("t_1-" + hashlib.sha256(b"t/1").hexdigest()[:8])
     assert out["workspace"] == str(own) and (own / "out.txt").read_text() == "hello"
     assert os.listdir(server_folder) == []
     assert str(own) in out["final_summary"]
@@ -110,3 +111,50 @@ def test_a_server_run_with_no_workspace_gets_a_folder_of_its_own(
     out = graph.invoke({"request": "write out.txt"}, {"configurable": {"thread_id": "t2"}},
                        context={"workspace": str(named)})  # fmt: skip
     assert out["workspace"] == str(named) and (named / "out.txt").exists()
+
+
+def test_a_server_thread_resumed_with_a_context_object_stays_in_its_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PHASEGRAPH_WORKSPACE", raising=False)
+    graph = graph_for(thread_workspaces=str(tmp_path / "threads"))
+    config = {"configurable": {"thread_id": "srv"}}
+    out = graph.invoke({"request": "write out.txt"}, config, context=Context(review="plan"))
+    assert out["status"] == "awaiting_review"
+    done = graph.invoke(Command(resume={"action": "approve"}), config, context=Context())
+    own = tmp_path / "threads" / "srv"
+    assert done["status"] == "completed" and (own / "out.txt").read_text() == "hello"
+    assert not (tmp_path / "out.txt").exists()
+
+
+def test_two_thread_ids_that_read_alike_once_made_safe_get_two_folders(tmp_path: Path) -> None:
+    from phasegraph.graph.compiled import thread_workspace
+
+    first = thread_workspace(str(tmp_path), {"thread_id": "a/b"})
+    second = thread_workspace(str(tmp_path), {"thread_id": "a:b"})
+    plain = thread_workspace(str(tmp_path), {"thread_id": "a_b"})
+    assert len({first, second, plain}) == 3 and plain == str(tmp_path.resolve() / "a_b")
+
+
+def test_an_answer_keyed_by_the_question_id_resumes_the_run(tmp_path: Path) -> None:
+    graph = graph_for()
+    config = {"configurable": {"thread_id": "by-id"}}
+    context = Context(workspace=str(tmp_path), review="plan")
+    out = graph.invoke({"request": "write out.txt"}, config, context=context)
+    asked = out["__interrupt__"][0]
+    done = graph.invoke(Command(resume={asked.id: {"action": "approve"}}), config, context=context)
+    assert done["status"] == "completed" and (tmp_path / "out.txt").read_text() == "hello"
+
+
+def test_an_answer_written_as_human_review_is_still_reviewed(tmp_path: Path) -> None:
+    graph = graph_for()
+    config = {"configurable": {"thread_id": "as-node"}}
+    context = Context(workspace=str(tmp_path), review="plan")
+    graph.invoke({"request": "write out.txt"}, config, context=context)
+    # written as the review node itself, LangGraph alone would go on as if it had been reviewed
+    answer = {"human_feedback": {"action": "reject", "reason": "not this"}}
+    graph.update_state(config, answer, as_node="human_review")
+    assert graph.get_state(config).next == ("human_review",)
+    done = graph.invoke(None, config, context=context)
+    assert done["status"] == "rejected" and not (tmp_path / "out.txt").exists()

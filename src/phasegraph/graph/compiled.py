@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import hashlib
 import os
 import re
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -26,7 +27,7 @@ from langgraph.types import Command, Interrupt, Send, StateSnapshot
 
 from phasegraph.context import MAX_STEPS_LIMIT, Context
 from phasegraph.errors import ConfigurationError, ThreadPausedError, ThreadStateError
-from phasegraph.nodes.human_review import review_question
+from phasegraph.nodes.human_review import QUESTION_ID_PREFIX, review_question
 from phasegraph.state import InputState, OutputState, State
 from phasegraph.storage.database import Database, adatabase_of, database_of
 from phasegraph.storage.integrity import achecked_state, checked_state
@@ -67,6 +68,35 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         """`get_state` for async callers."""
         return with_review_question(await super().aget_state(config, subgraphs=subgraphs))
 
+    def update_state(
+        self,
+        config: RunnableConfig,
+        values: dict[str, Any] | Any | None,
+        as_node: str | None = None,
+        task_id: str | None = None,
+    ) -> RunnableConfig:
+        """LangGraph's update_state; an answer written as ``human_review`` is the asker's.
+
+        Written as the node that paused it goes to ``human_review``, which applies it. Written
+        as ``human_review`` itself, LangGraph would take the review as done and go on past it;
+        it is written as the node that asked instead (SPEC section 6's pitfall).
+        """
+        if as_node == "human_review":
+            as_node = _asker(super().get_state(config)) or as_node
+        return super().update_state(config, values, as_node=as_node, task_id=task_id)
+
+    async def aupdate_state(
+        self,
+        config: RunnableConfig,
+        values: dict[str, Any] | Any,
+        as_node: str | None = None,
+        task_id: str | None = None,
+    ) -> RunnableConfig:
+        """`update_state` for async callers."""
+        if as_node == "human_review":
+            as_node = _asker(await super().aget_state(config)) or as_node
+        return await super().aupdate_state(config, values, as_node=as_node, task_id=task_id)
+
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
         """LangGraph's invoke; a run that paused for review says so in ``__interrupt__``."""
         out = super().invoke(input, config, **kwargs)
@@ -104,8 +134,9 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
                     f"settings {clash} differ between the context and config['configurable']; "
                     "give them once, as the context"
                 )
-            return context
-        settings = Context.coerce({**older, **dict(context or {})})
+            settings = context
+        else:
+            settings = Context.coerce({**older, **dict(context or {})})
         if self.thread_workspaces and not settings.workspace:
             workspace = thread_workspace(self.thread_workspaces, configurable)
             settings = dataclasses.replace(settings, workspace=workspace)
@@ -306,7 +337,10 @@ def _record_thread(db: Database, thread_id: str, values: Mapping[str, Any], cont
 def thread_workspace(base: str, configurable: Mapping[str, Any]) -> str:
     """The folder of one thread's runs under ``base``, made if missing (no thread: a new one)."""
     thread = str(configurable.get("thread_id") or f"run-{os.urandom(6).hex()}")
-    folder = Path(base).expanduser() / (re.sub(r"[^\w.-]", "_", thread).strip(".") or "thread")
+    name = re.sub(r"[^\w.-]", "_", thread).strip(".") or "thread"
+    if name != thread:  # two ids that read the same once made safe keep apart
+        name += "-" + hashlib.sha256(thread.encode()).hexdigest()[:8]
+    folder = Path(base).expanduser() / name
     folder.mkdir(parents=True, exist_ok=True)
     return str(folder.resolve())
 
@@ -340,9 +374,17 @@ def with_review_question(snapshot: StateSnapshot) -> StateSnapshot:
     if snapshot.interrupts or not pending or "human_review" not in snapshot.next:
         return snapshot
     checkpoint = str((snapshot.config.get("configurable") or {}).get("checkpoint_id", ""))
-    asked = Interrupt(value=review_question(pending), id=f"review-{checkpoint}")
+    asked = Interrupt(value=review_question(pending), id=f"{QUESTION_ID_PREFIX}{checkpoint}")
     tasks = tuple(
         task._replace(interrupts=(asked,)) if task.name == "human_review" else task
         for task in snapshot.tasks
     )
     return snapshot._replace(tasks=tasks, interrupts=(asked,))
+
+
+def _asker(snapshot: StateSnapshot) -> str | None:
+    """The node whose pending review a paused thread waits on, if it waits on one."""
+    pending = snapshot.values.get("pending_review") if isinstance(snapshot.values, dict) else None
+    if pending and "human_review" in snapshot.next:
+        return str(pending.get("stage") or "") or None
+    return None

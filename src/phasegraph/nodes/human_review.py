@@ -115,7 +115,7 @@ def answer_of(state: State, runtime: Runtime[Context]) -> Any:
     while True:
         if feedback is None:
             try:
-                feedback = interrupt(review_question(pending, error))
+                feedback = by_question_id(interrupt(review_question(pending, error)))
             except GraphInterrupt:
                 emit(runtime, "awaiting_review", kind=pending["kind"], error=error)
                 raise
@@ -123,6 +123,19 @@ def answer_of(state: State, runtime: Runtime[Context]) -> Any:
             return parse_feedback(pending, feedback, state, context)
         except FeedbackError as exc:
             error, feedback = str(exc), None
+
+
+#: The id of the question a paused run shows before it asks (`graph.compiled`), by its prefix.
+QUESTION_ID_PREFIX = "review-"
+
+
+def by_question_id(answer: Any) -> Any:
+    """An answer given as ``{question id: answer}`` (``Command(resume={id: ...})``), unwrapped."""
+    if isinstance(answer, Mapping) and len(answer) == 1:
+        (key, value), = answer.items()
+        if isinstance(key, str) and key.startswith(QUESTION_ID_PREFIX):
+            return value
+    return answer
 
 
 def no_answer(pending: Mapping[str, Any]) -> str:
