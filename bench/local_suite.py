@@ -15,7 +15,9 @@ write (phasegraph takes them as its ``checks`` input; the ReAct agent reads them
 its request, which is how a caller would tell a plain tool loop). A task succeeds when its
 checker accepts the workspace afterwards, however the run ended; a ReAct run that spends its
 budget ends at the recursion limit, which is how that agent stops. For phasegraph the suite also
-counts runs that said ``completed`` while the checker failed: the honesty figure.
+counts runs that said ``completed`` while the checker failed: the honesty figure; and those that
+said ``completed`` with ``evidence.verified`` (checks of code read every deliverable) while the
+checker failed: the figure for the claim of checked success.
 
 The checkers are stricter than the caller's checks (they read the whole file the way a person
 would), so a run that passes its checks can still fail its task.
@@ -96,6 +98,7 @@ def _phasegraph(
         stages = run_history(graph, config)["stages"]
     return {
         "ended": str(out.get("status")),
+        "verified": bool((out.get("evidence") or {}).get("verified")),
         "thread": thread,
         "steps": out.get("step_count", 0),
         "llm_calls": out.get("llm_calls", 0),
@@ -184,6 +187,10 @@ def run_suite(
                         **record,
                         "success": success,
                         "completed_but_failed": record["ended"] == "completed" and not success,
+                        # the claim of checked success: completed and verified by its checks
+                        "verified_but_failed": record["ended"] == "completed"
+                        and bool(record.get("verified"))
+                        and not success,
                         "wall_s": round(time.perf_counter() - started, 1),
                         "workspace": str(root),
                         "db": str(db),
@@ -218,12 +225,14 @@ def totals(runs: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
                 "succeeded": 0,
                 "wall_s": 0.0,
                 "completed_but_failed": 0,
+                "verified_but_failed": 0,
             },
         )
         row["tasks"] += 1
         row["succeeded"] += int(run["success"])
         row["wall_s"] = round(row["wall_s"] + run["wall_s"], 1)
         row["completed_but_failed"] += int(run["completed_but_failed"])
+        row["verified_but_failed"] += int(run.get("verified_but_failed", False))
     return out
 
 
@@ -234,7 +243,7 @@ def table(result: dict[str, Any]) -> str:
     lines = [
         head,
         f"{'system':<20} {'mode':<7} {'succeeded':>9} {'wall s':>7} {'said done, failed':>17}"
-        "  per task",
+        f" {'verified, failed':>16}  per task",
     ]
     for row in result["totals"].values():
         mine = {
@@ -247,7 +256,8 @@ def table(result: dict[str, Any]) -> str:
         )
         lines.append(
             f"{row['system']:<20} {row['mode']:<7} {row['succeeded']:>4} of {row['tasks']:<2} "
-            f"{row['wall_s']:>7.0f} {row['completed_but_failed']:>17}  {cells}"
+            f"{row['wall_s']:>7.0f} {row['completed_but_failed']:>17} "
+            f"{row.get('verified_but_failed', 0):>16}  {cells}"
         )
     return "\n".join(lines)
 

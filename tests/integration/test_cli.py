@@ -281,15 +281,23 @@ def test_checks_decide_the_exit_code(ws: Path) -> None:
         ("exists:files.md", True),
         ("contains:files.md:notes.txt", True),
     ]
+    (files_md,) = result["evidence"]["files"]
+    assert files_md["vouched_by"] == "checks" and result["evidence"]["verified"] is True
+    # without a check that reads it, completed says on whose word it rests, and how to verify
+    plain = cli("run", "go", "--thread", "plain", "--model", MODEL, cwd=ws)
+    assert plain.returncode == 0 and "files.md rests on the judge's word alone" in plain.stdout
+    assert "note: completed on the judge's word for files.md; give --check" in plain.stderr
     # 4: the run ended, but a check fails; the summary says which, and what code saw
     # (no replan: the script's replanner would repeat the same plan until the step budget)
+    no_replan = {"PHASEGRAPH_MAX_REPLANS": "0"}
     short = cli("run", "go", "--thread", "short", "--model", MODEL, "--check",
-                "contains:files.md:plan.md", cwd=ws, env={"PHASEGRAPH_MAX_REPLANS": "0"})  # fmt: skip
+                "contains:files.md:plan.md", cwd=ws, env=no_replan)  # fmt: skip
     assert short.returncode == 4, short.stderr
     assert "Status: incomplete" in short.stdout
     assert "check contains:files.md:plan.md fails: files.md" in short.stdout
     rows = json.loads(cli("threads", "--json", cwd=ws).stdout)
-    assert {r["thread_id"]: r["status"] for r in rows} == {"ok": "completed", "short": "incomplete"}
+    statuses = {r["thread_id"]: r["status"] for r in rows}
+    assert statuses == {"ok": "completed", "plain": "completed", "short": "incomplete"}
     shown = cli("show", "short", cwd=ws)
     assert shown.returncode == 0 and "## Checks" in shown.stdout
     assert "contains:files.md:plan.md: FAILS" in shown.stdout

@@ -38,6 +38,19 @@ from phasegraph.storage.thread_index import ThreadRow
 from phasegraph.tools.checks import validate_checks
 
 
+def unverified_note(values: Mapping[str, Any]) -> str:
+    """For a completed run that a check does not vouch for in full, how to have code vouch."""
+    evidence = values.get("evidence") or {}
+    if values.get("status") != "completed" or not evidence or evidence.get("verified"):
+        return ""
+    unchecked = [f["path"] for f in evidence.get("files") or [] if f["vouched_by"] != "checks"]
+    what = ", ".join(unchecked) if unchecked else "the outcome"
+    return (
+        f"note: completed on the judge's word for {what}; give --check (contains:PATH:TEXT, "
+        "matches:PATH:REGEX, cmd:COMMAND) for code to verify it"
+    )
+
+
 def _finish(session: Session, thread_id: str, values: Mapping[str, Any], out: Console) -> int:
     """Print a run's outcome; the exit code says how it ended (0 only when completed)."""
     pending = values.get("pending_review")
@@ -49,6 +62,7 @@ def _finish(session: Session, thread_id: str, values: Mapping[str, Any], out: Co
             "final_summary": values.get("final_summary"),
             "shortfalls": values.get("shortfalls") or [],
             "checks": checks_of(values),
+            "evidence": values.get("evidence"),
             "statistics": statistics(values),
         }
         print(json.dumps(result, indent=2, default=str))
@@ -56,6 +70,8 @@ def _finish(session: Session, thread_id: str, values: Mapping[str, Any], out: Co
         out.print(review_prompt(thread_id, pending, session.location_flags()), markup=False)
     else:
         print_markdown(out, values.get("final_summary") or "(no summary)")
+        if note := unverified_note(values):
+            print(note, file=sys.stderr)
     if pending:
         return EXIT_PAUSED
     if not values.get("final_summary"):

@@ -254,13 +254,14 @@ def analyse(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     """Ask `request_analyser` for the structured request; ask the person when it must."""
     context = context_of(runtime)
     update: dict[str, Any] = {} if state.get("limits") else initial_values(context)
+    # looked up once: the prompt names the new files, and the schema offers all named ones
+    named, new_files = named_workspace_files(state["request"], context)
     if not state.get("limits"):  # the files as they were before any work, once
         update["originals"] = file_originals(state["request"], context)
+        update["new_files"] = new_files
     limits = state.get("limits") or update["limits"]
     clarifications = state.get("clarifications", [])
     pairs = "\n".join(f"Q: {c['question']}\nA: {c['answer']}" for c in clarifications)
-    # looked up once: the prompt names the new files, and the schema offers all named ones
-    named, new_files = named_workspace_files(state["request"], context)
     messages = [
         SystemMessage(prompts.ANALYSE_SYSTEM),
         HumanMessage(

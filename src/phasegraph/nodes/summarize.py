@@ -20,6 +20,7 @@ from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.errors import redact
 from phasegraph.facts.checks import check_lines, evaluate_checks, number_checks, shortfalls
+from phasegraph.facts.deliverables import deliverable_evidence, evidence_line
 from phasegraph.models.structured import call_structured
 from phasegraph.nodes.analyse import caller_checks, is_record
 from phasegraph.nodes.deps import Deps, context_of
@@ -27,7 +28,16 @@ from phasegraph.nodes.prompt_render import bullet_list, outcome_line, tokens
 from phasegraph.nodes.step_budget import ROUND_MIN_STEPS, budget_left
 from phasegraph.progress import emit
 from phasegraph.report import statistics
-from phasegraph.state import CheckRecord, RoundRecord, RunStatus, State, StopReason, Summary
+from phasegraph.state import (
+    CheckRecord,
+    Evidence,
+    RoundRecord,
+    RunStatus,
+    State,
+    StopReason,
+    Summary,
+)
+from phasegraph.tools.workspace import Workspace
 
 STATUS_BY_STOP: dict[str, RunStatus] = {
     "done": "completed",
@@ -155,6 +165,8 @@ def facts_footer(state: State, status: RunStatus, reason: StopReason) -> str:
         parts.append("Fell short: " + "; ".join(short))
     if checks:
         parts.append(f"Checks {passed}/{len(checks)} pass")
+    if state.get("evidence") and status in ("completed", "incomplete"):
+        parts.append(evidence_line(state["evidence"]))
     if fallbacks:
         parts.append(
             "Decided by code after unusable answers: "
@@ -182,6 +194,16 @@ def final_checks(state: State, context: Context) -> list[CheckRecord]:
     if records is None:
         records = number_checks(caller_checks(given))
     return evaluate_checks(records, context)
+
+
+def run_evidence(state: State, runtime: Runtime[Context], deps: Deps) -> Evidence:
+    """What vouches for each deliverable (`deliverable_evidence`); none known if it fails."""
+    context = context_of(runtime)
+    try:
+        space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+        return deliverable_evidence(state, deps.tools_for(context), space)
+    except Exception:  # the summary must come; an unreadable workspace vouches for nothing
+        return {"verified": False, "files": []}
 
 
 def final_status(state: State, reason: StopReason, short: list[str]) -> RunStatus:
@@ -244,6 +266,7 @@ def summarize(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, 
     except Exception as exc:  # checks that cannot be read leave the status to the stop reason
         short = [f"the checks could not be evaluated: {redact(f'{type(exc).__name__}: {exc}')}"]
         update["shortfalls"] = short
+    update["evidence"] = run_evidence(cast(State, {**state, **update}), runtime, deps)
     status = final_status(state, reason, short)
     update["status"] = status
     state = cast(State, {**state, **update})  # the summary reads the final facts

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from phasegraph.errors import redact
+from phasegraph.facts.deliverables import evidence_parts
 from phasegraph.report.html import BAD, html_page, round_seconds
 
 OUTPUT_PREVIEW = 300
@@ -77,6 +78,7 @@ def build_report(
             for c in values.get("checks") or []
             if isinstance(c, Mapping) and "label" in c
         ],
+        "evidence": values.get("evidence"),
         "fallbacks": [dict(f) for f in values.get("fallbacks") or []],
         "before_rounds": timeline["before_rounds"],
         "phases": timeline["phases"],
@@ -240,6 +242,7 @@ def markdown_sections(report: Mapping[str, Any]) -> dict[str, str]:
                 for c in report["checks"]
             ),
         ],
+        "evidence": ["## Evidence", _bullets(evidence_parts(report["evidence"] or {}))],
         "fallbacks": [
             "## Decided by code",
             _bullets(
@@ -275,7 +278,9 @@ def markdown_sections(report: Mapping[str, Any]) -> dict[str, str]:
     }
     # The summary and highlights are always there (they say when there is none); the rest only
     # when they hold something.
-    optional = ("unfinished", "next_steps", "shortfalls", "checks", "fallbacks", "stages")
+    optional = (
+        "unfinished", "next_steps", "shortfalls", "checks", "evidence", "fallbacks", "stages"
+    )
     return {
         key: "" if key in optional and not report[key] else "\n\n".join(parts)
         for key, parts in sections.items()

@@ -100,7 +100,7 @@ def html_page(report: Mapping[str, Any], sections: Mapping[str, str]) -> str:
         glance(report),
         md("summary", "highlights", "unfinished", "next_steps", "shortfalls"),
         checks(report["checks"]),
-        md("fallbacks"),
+        md("evidence", "fallbacks"),
         timeline(report),
         stage_chart(report["stages"]),
         md("statistics"),

@@ -1,6 +1,7 @@
 """Typed state of a run and the pydantic schemas of every stage's result."""
 
 from phasegraph.state.checks import AnyCheck, Check
+from phasegraph.state.evidence import DeliverableEvidence, Evidence
 from phasegraph.state.facts import RoundFacts
 from phasegraph.state.feedback import ACTIONS_BY_KIND, Feedback
 from phasegraph.state.io import InputState, OutputState
@@ -34,6 +35,8 @@ __all__ = [
     "ACTIONS_BY_KIND",
     "AnyCheck",
     "Check",
+    "DeliverableEvidence",
+    "Evidence",
     "CheckRecord",
     "CheckSource",
     "Fallback",

@@ -11,6 +11,7 @@ from pydantic import ConfigDict
 # pydantic reads only typing_extensions' TypedDict on Python 3.11
 from typing_extensions import TypedDict
 
+from phasegraph.state.evidence import Evidence
 from phasegraph.state.state import CheckRecord, PhaseOutcome, RunError, RunStatus
 
 
@@ -42,6 +43,8 @@ class OutputState(TypedDict, total=False):
     """What kept an ended run from `completed`: phases that ended short, checks that fail."""
     checks: list[CheckRecord]
     """Every check with its latest result and what code saw."""
+    evidence: Evidence
+    """What vouches for each deliverable: a check of code, or only the judge's word."""
     phase_outcomes: list[PhaseOutcome]
     """How each finished phase ended."""
     pending_review: dict[str, Any] | None

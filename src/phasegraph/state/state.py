@@ -28,6 +28,7 @@ from langgraph.channels import DeltaChannel
 # TypedDict on Python 3.11
 from typing_extensions import TypedDict
 
+from phasegraph.state.evidence import Evidence
 from phasegraph.state.facts import RoundFacts
 
 RunStatus = Literal[
@@ -300,6 +301,10 @@ class State(TypedDict, total=False):
     """Every check with its owner and latest result (the caller's as given until analysed)."""
     originals: dict[str, str]
     """What the files the request names held when the run began (small ones), by path."""
+    new_files: list[str]
+    """The files the request names that were not there when the run began."""
+    evidence: Evidence
+    """What vouches for each deliverable: a check of code, or only the judge's word."""
     phases: list[dict[str, Any]]
     """The phase list (dumped `Phase`s); replans replace the part from `phase_index` on."""
     execution_strategy: str

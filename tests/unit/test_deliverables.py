@@ -1,0 +1,106 @@
+"""What vouches for each deliverable (SPEC section 1): a check of code, or the judge's word.
+
+A run says, in its state, its output and its summary, which files it delivered and whether a
+check of code reads each; the tools may be the built-in ones or a caller's own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+
+from phasegraph import Context, ScriptedChatModel, build_graph
+
+from scripts import SUMMARY, judgement, phases, round_plan
+
+WRITE = round_plan(("w", "write_file", {"path": "out.txt", "content": "hello"}))
+GOAL = {"core_goal": "write the greeting", "requirements": [], "complexity": "simple"}
+
+
+def invoke(tmp_path: Path, request: str, checks: list[str], **kw: Any) -> Any:
+    script = {
+        "request_analyser": [GOAL],
+        "phase_planner": [phases("p1")],
+        "plan_tool_call": [kw.pop("plan", WRITE)],
+        "judge_tasks": [judgement()],
+        "summarizer": [SUMMARY],
+    }
+    graph = build_graph(model=ScriptedChatModel(script=script), checkpointer=InMemorySaver(), **kw)
+    return graph.invoke({"request": request, "checks": checks},
+                        {"configurable": {"thread_id": "t"}},
+                        context=Context(workspace=str(tmp_path)))  # fmt: skip
+
+
+def test_a_file_no_check_reads_is_delivered_on_the_judges_word(tmp_path: Path) -> None:
+    out = invoke(tmp_path, "greet the reader", [])
+    assert out["status"] == "completed" and (tmp_path / "out.txt").read_text() == "hello"
+    assert out["evidence"] == {
+        "verified": False,
+        "files": [{"path": "out.txt", "vouched_by": "judge", "checks": [], "failing": [],
+                   "exists": True}],
+    }  # fmt: skip
+    assert "out.txt rests on the judge's word alone" in out["final_summary"]
+
+
+def test_a_check_that_reads_the_content_vouches_for_it(tmp_path: Path) -> None:
+    out = invoke(tmp_path, "greet the reader", ["contains:out.txt:hello"])
+    assert out["status"] == "completed" and out["evidence"]["verified"] is True
+    (only,) = out["evidence"]["files"]
+    assert only["vouched_by"] == "checks" and only["checks"] == ["contains:out.txt:hello"]
+    assert "out.txt checked by code (contains:out.txt:hello)" in out["final_summary"]
+
+
+def test_a_check_that_the_file_is_there_vouches_only_for_its_presence(tmp_path: Path) -> None:
+    out = invoke(tmp_path, "greet the reader", ["exists:out.txt"])
+    assert out["status"] == "completed" and out["evidence"]["verified"] is False
+    assert out["evidence"]["files"][0]["vouched_by"] == "presence"
+    assert "its content rests on the judge's word alone" in out["final_summary"]
+
+
+def test_a_file_the_request_names_and_the_run_never_wrote_is_said_missing(tmp_path: Path) -> None:
+    out = invoke(tmp_path, "write the greeting to greeting.md", [])
+    files = {f["path"]: f for f in out["evidence"]["files"]}
+    assert files["greeting.md"]["exists"] is False and out["evidence"]["verified"] is False
+    assert "greeting.md is not there" in out["final_summary"]
+    # an input the request names, there before the run and left alone, is not a deliverable
+    (tmp_path / "names.txt").write_text("ann\n")
+    out = invoke(tmp_path, "greet everyone in names.txt", [])
+    assert [f["path"] for f in out["evidence"]["files"]] == ["out.txt"]
+
+
+def test_a_callers_tool_that_declares_its_file_is_held_to_the_same_evidence(
+    tmp_path: Path,
+) -> None:
+    @tool
+    def save_note(name: str, body: str) -> str:
+        """Save a note under the workspace."""
+        (tmp_path / name).write_text(body)
+        return f"saved {name}"
+
+    save_note.metadata = {"writes": "name"}
+    plan = round_plan(("s", "save_note", {"name": "note.txt", "body": "remember"}))
+    out = invoke(tmp_path, "keep a note", [], plan=plan, tools=[save_note])
+    assert [(f["path"], f["vouched_by"]) for f in out["evidence"]["files"]] == [
+        ("note.txt", "judge")
+    ]
+    out = invoke(tmp_path, "keep a note", ["contains:note.txt:remember"], plan=plan,
+                 tools=[save_note])  # fmt: skip
+    assert out["evidence"]["verified"] is True
+
+
+def test_a_run_without_a_deliverable_file_rests_on_its_checks_or_the_judge(
+    tmp_path: Path,
+) -> None:
+    @tool
+    def ping(host: str) -> str:
+        """Say whether a host answers."""
+        return f"{host} answers"
+
+    ping.metadata = {"read_only": True}
+    plan = round_plan(("p", "ping", {"host": "db"}))
+    out = invoke(tmp_path, "see whether db answers", [], plan=plan, tools=[ping])
+    assert out["evidence"] == {"verified": False, "files": []}
+    assert "rests on the judge's word" in out["final_summary"]
