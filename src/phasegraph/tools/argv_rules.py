@@ -28,7 +28,8 @@ from phasegraph.tools.argv_specs import (
     WRITES,
     Spec,
 )
-from phasegraph.tools.workspace import PROTECTED_DIRS, Workspace, WorkspaceError
+from phasegraph.tools.tree import PROTECTED_DIRS
+from phasegraph.tools.workspace import Workspace, WorkspaceError
 
 
 def check_arguments(program: str, args: Sequence[str], workspace: Workspace) -> None:

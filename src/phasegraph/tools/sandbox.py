@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Literal
 
 from phasegraph.tools.seccomp import filter_program
+from phasegraph.tools.tree import PROTECTED_DIRS
 
 SandboxMode = Literal["os", "checks"]
 SANDBOX_MODES: tuple[str, ...] = ("os", "checks")
@@ -51,8 +52,8 @@ ETC_ENTRIES = (
     "alternatives",
     "magic",
 )
-#: Folders of the workspace a command may read but never write.
-READ_ONLY_IN_WORKSPACE = (".git", ".phasegraph")
+#: Folders of the workspace a command may read but never write: those no tool writes.
+READ_ONLY_IN_WORKSPACE = tuple(sorted(PROTECTED_DIRS))
 PROBE_TIMEOUT_S = 10.0
 SETTING_HINT = (
     "set command_sandbox to 'checks' (PHASEGRAPH_COMMAND_SANDBOX=checks) to run commands "
