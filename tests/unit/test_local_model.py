@@ -427,3 +427,28 @@ def test_the_state_cache_has_a_stated_bound(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("PHASEGRAPH_STATE_CACHE_MB", "lots")
     with pytest.raises(ConfigurationError, match="not a number"):
         local_model.state_cache_mb()
+
+
+def test_saved_states_keep_within_their_bound_counting_every_array() -> None:
+    import numpy as np
+
+    from phasegraph.models.state_cache import StateCache
+
+    class State:  # what llama-cpp-python's save_state returns, in small
+        def __init__(self, tokens: list[int]) -> None:
+            self.input_ids = np.array(tokens, dtype=np.intc)
+            self.scores = np.ones((len(tokens), 1000), dtype=np.single)  # 4 KB a row
+            self.llama_state_size = 10_000
+            self.n_tokens = len(tokens)
+
+    cache = StateCache(capacity_bytes=40_000)
+    cache[[1, 2, 3]] = State([1, 2, 3])
+    kept = cache[[1, 2, 3, 4]]
+    assert kept.scores.shape == (1, 1000)  # one row of logits: a restored state is re-read
+    cache[[1, 9]] = State([1, 9])
+    cache[[7, 8]] = State([7, 8])
+    assert cache.cache_size <= 40_000 and len(cache.states) == 2  # the oldest went first
+    assert cache[[1, 9, 9]].input_ids.tolist() == [1, 9]  # the longest common prefix wins
+    with pytest.raises(KeyError):
+        cache[[5]]
+    assert [5] not in cache and [7] in cache

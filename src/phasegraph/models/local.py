@@ -42,6 +42,7 @@ from phasegraph.models.local_format import (
     _forced_function,
     _within_grammar_limits,
 )
+from phasegraph.models.state_cache import StateCache
 
 LOCAL_EXTRA_HINT = 'pip install "phasegraph[local]"'
 
@@ -123,9 +124,9 @@ def state_cache_mb() -> int:
 def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Any, threading.Lock]:
     """One loaded model per file and context size in a process, with the lock its calls share.
 
-    Its states are kept after each call, up to `state_cache_mb`: a prompt then starts from the
-    longest prefix any earlier call read (the plan of the round before, say, not only the
-    judge just before it), and reads only the rest. The oldest go first.
+    Its states are kept after each call, within `state_cache_mb` (`StateCache`): a prompt then
+    starts from the longest prefix any earlier call read (the plan of the round before, say,
+    not only the judge just before it), and reads only the rest. The oldest go first.
     """
     key = (path, n_ctx)
     with _load_lock:
@@ -144,7 +145,7 @@ def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Any, threa
                 )
             grammar_sampler.install(llm, llama_cpp)
             if state_cache_mb():
-                llm.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=state_cache_mb() << 20))
+                llm.set_cache(StateCache(capacity_bytes=state_cache_mb() << 20))
             _loaded[key] = (llm, threading.Lock())
         return _loaded[key]
 

@@ -1,0 +1,88 @@
+"""The local model's saved states, kept within a memory bound that counts every byte they hold.
+
+llama-cpp-python saves a state after each call (the KV cache, the tokens, and a copy of the
+logits of up to a batch of tokens: 512 x the vocabulary x 4 bytes, 311 MB for Qwen2.5) and, for
+a new prompt, restores the saved state with the longest common prefix. Its own RAM cache counts
+only the KV part against its capacity, so its resident size grew past 17 GB on the local suite.
+`StateCache` keeps the same lookup, keeps one row of the logits (a restored state is always
+evaluated again from its last token before sampling, so the rows are never read), and counts
+what it holds, the arrays included, against ``capacity_bytes``.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """How many leading tokens two sequences share."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def state_bytes(state: Any) -> int:
+    """The memory a saved state takes: the KV data and its arrays."""
+    return int(state.llama_state_size) + int(state.scores.nbytes) + int(state.input_ids.nbytes)
+
+
+def slimmed(state: Any) -> Any:
+    """The state with only the last row of its logits (never read once restored)."""
+    if len(state.scores) > 1:
+        state.scores = state.scores[-1:].copy()
+    return state
+
+
+class StateCache:
+    """Saved states by the tokens they hold, least recently used first out, within a bound.
+
+    Implements what ``Llama.set_cache`` uses: ``key in cache``, ``cache[tokens]`` (the state
+    with the longest common prefix; KeyError when none shares a token) and
+    ``cache[tokens] = state``.
+    """
+
+    def __init__(self, capacity_bytes: int) -> None:
+        """A cache that holds at most ``capacity_bytes`` of states."""
+        self.capacity_bytes = capacity_bytes
+        self.states: OrderedDict[tuple[int, ...], Any] = OrderedDict()
+
+    @property
+    def cache_size(self) -> int:
+        """The bytes the kept states take."""
+        return sum(state_bytes(s) for s in self.states.values())
+
+    def _longest(self, key: Sequence[int]) -> tuple[int, ...] | None:
+        best, best_len = None, 0
+        for held in self.states:
+            length = common_prefix(held, key)
+            if length > best_len:
+                best, best_len = held, length
+        return best
+
+    def __contains__(self, key: Sequence[int]) -> bool:
+        """Whether a kept state shares a first token with ``key``."""
+        return self._longest(tuple(key)) is not None
+
+    def __getitem__(self, key: Sequence[int]) -> Any:
+        """The kept state with the longest common prefix with ``key``."""
+        found = self._longest(tuple(key))
+        if found is None:
+            raise KeyError("no saved state shares a prefix")
+        self.states.move_to_end(found)
+        return self.states[found]
+
+    def __setitem__(self, key: Sequence[int], state: Any) -> None:
+        """Keep ``state`` (slimmed), dropping the least recently used past the bound."""
+        key = tuple(key)
+        self.states.pop(key, None)
+        state = slimmed(state)
+        if state_bytes(state) > self.capacity_bytes:
+            return  # one state over the whole bound is not kept
+        self.states[key] = state
+        while self.cache_size > self.capacity_bytes:
+            self.states.popitem(last=False)
