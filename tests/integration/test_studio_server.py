@@ -125,7 +125,7 @@ def test_studio_server_pauses_for_review_and_resumes(server: str, tmp_path: Path
     assert form["max_steps"]["default"] == 40  # with the defaults a run would get
     # the input form (the request, optional checks) and the declared output
     assert schemas["input_schema"]["required"] == ["request"]
-    assert {"status", "final_summary", "checks", "shortfalls"} <= set(
+    assert {"status", "final_summary", "checks", "shortfalls", "evidence"} <= set(
         schemas["output_schema"]["properties"]
     )
 
@@ -173,4 +173,5 @@ def test_studio_server_resumes_with_a_command_and_gives_a_run_its_own_folder(
     own = thread_folders(tmp_path) / thread
     assert done["workspace"] == str(own.resolve())
     assert (own / "files.md").exists()
+    assert [f["path"] for f in done["evidence"]["files"]] == ["files.md"]
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing in the server's folder
