@@ -13,6 +13,10 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph
+from phasegraph.facts.deliverables import deliverable_evidence
+from phasegraph.nodes.deps import workspace_settings
+from phasegraph.tools.builtin import workspace_tools
+from phasegraph.tools.workspace import Workspace
 
 from scripts import SUMMARY, judgement, phases, round_plan
 
@@ -103,4 +107,75 @@ def test_a_run_without_a_deliverable_file_rests_on_its_checks_or_the_judge(
     plan = round_plan(("p", "ping", {"host": "db"}))
     out = invoke(tmp_path, "see whether db answers", [], plan=plan, tools=[ping])
     assert out["evidence"] == {"verified": False, "files": []}
-    assert "rests on the judge's word" in out["final_summary"]
+    assert "no check reads a result: the judge's word" in out["final_summary"]
+
+
+def test_a_command_check_reads_a_file_only_when_its_output_must_hold_a_text(
+    tmp_path: Path,
+) -> None:
+    out = invoke(tmp_path, "greet the reader", ["cmd:cat out.txt"])  # cat succeeds on any file
+    assert out["status"] == "completed" and out["evidence"]["verified"] is False
+    assert out["evidence"]["files"][0]["vouched_by"] == "presence"
+    out = invoke(tmp_path, "greet the reader", ["cmd:cat out.txt => hello"])
+    assert out["evidence"]["verified"] is True
+
+
+def test_a_failing_check_beside_a_passing_one_is_not_verified(tmp_path: Path) -> None:
+    out = invoke(tmp_path, "greet the reader", ["contains:out.txt:hello", "contains:out.txt:bye"])
+    assert out["status"] == "incomplete" and out["evidence"]["verified"] is False
+    assert out["evidence"]["files"][0]["failing"] == ["contains:out.txt:bye"]
+
+
+def test_a_check_on_an_input_makes_it_a_deliverable_not_a_proof(tmp_path: Path) -> None:
+    (tmp_path / "input.txt").write_text("")
+    plan = round_plan(("r", "list_files", {"path": "."}))
+    out = invoke(tmp_path, "look at the folder", ["exists:input.txt"], plan=plan)
+    assert out["evidence"]["verified"] is False
+    assert [(f["path"], f["vouched_by"]) for f in out["evidence"]["files"]] == [
+        ("input.txt", "presence")
+    ]
+
+
+def facts_state(tmp_path: Path, **values: Any) -> Any:
+    result = {"id": "w", "tool": "write_file", "status": "ok", "output": "wrote",
+              "arguments": {"path": "out.txt", "content": "hello"}}  # fmt: skip
+    state: dict[str, Any] = {
+        "request": "greet",
+        "structured_request": GOAL,
+        "new_files": [],
+        "rounds": [{"results": [result]}],
+        "checks": [{"id": "c1", "kind": "contains", "path": "out.txt", "text": "hello",
+                    "label": "contains:out.txt:hello", "passed": True, "source": "caller"}],
+    }  # fmt: skip
+    state.update(values)
+    (tmp_path / "out.txt").write_text("hello")
+    space = Workspace(str(tmp_path))
+    settings = workspace_settings(Context(workspace=str(tmp_path)))
+    tools = {t.name: t for t in workspace_tools(settings)}
+    return state, tools, space
+
+
+def test_verified_needs_what_the_run_knew_at_its_start_and_writes_inside(tmp_path: Path) -> None:
+    state, tools, space = facts_state(tmp_path)
+    assert deliverable_evidence(state, tools, space)["verified"] is True
+    # a thread analysed before new_files was recorded cannot say which named files are new
+    assert deliverable_evidence({**state, "new_files": None}, tools, space)["verified"] is False
+    outside = {"id": "x", "tool": "write_file", "status": "ok", "output": "wrote",
+               "arguments": {"path": "../elsewhere.txt", "content": "x"}}  # fmt: skip
+    rounds = [{"results": [*state["rounds"][0]["results"], outside]}]
+    assert deliverable_evidence({**state, "rounds": rounds}, tools, space)["verified"] is False
+
+
+def test_a_scratch_file_written_and_removed_is_not_a_deliverable(tmp_path: Path) -> None:
+    state, tools, space = facts_state(tmp_path)
+    scratch = {"id": "s", "tool": "write_file", "status": "ok", "output": "wrote",
+               "arguments": {"path": "scratch.txt", "content": "x"}}  # fmt: skip
+    rounds = [{"results": [*state["rounds"][0]["results"], scratch]}]
+    found = deliverable_evidence({**state, "rounds": rounds}, tools, space)
+    assert [f["path"] for f in found["files"]] == ["out.txt"] and found["verified"] is True
+    # unless the request names it: then its absence is news
+    named = deliverable_evidence({**state, "rounds": rounds, "new_files": ["scratch.txt"]},
+                                 tools, space)  # fmt: skip
+    assert {f["path"]: f["exists"] for f in named["files"]} == {"out.txt": True,
+                                                               "scratch.txt": False}  # fmt: skip
+    assert named["verified"] is False

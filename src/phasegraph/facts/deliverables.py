@@ -1,8 +1,9 @@
 """What vouches for each deliverable of a run: a check of code, or only the judge's word.
 
-A deliverable is a file the run wrote (with a tool that declares the file it writes) or a file
-the request names that was not there when the run began. For each, `deliverable_evidence` says
-which passing checks name it (SPEC sections 1 and 11); a run claims no more than that.
+A deliverable is a file the run wrote (with a tool that declares the file it writes), a file
+the request names that was not there when the run began, or a file a check names. For each,
+`deliverable_evidence` says which passing checks name it (SPEC sections 1 and 11); a run
+claims no more than that.
 """
 
 from __future__ import annotations
@@ -29,23 +30,47 @@ def run_results(state: State) -> list[TaskResult]:
 def deliverables(state: State, tools: Mapping[str, BaseTool], space: Workspace) -> list[str]:
     """The run's deliverables by workspace path, in the order the run met them, each once.
 
-    The files written by tools that declare what they write, the files the request names that
-    were not there when the run began (`State.new_files`), and the files checks the analysis
-    proposed name. An input the request names and the run left alone is not one; a file a
-    command wrote is one only if the request or a check names it.
+    The files written by tools that declare what they write (a file written and gone again is
+    a scratch file, unless named below), the files the request names that were not there when
+    the run began (`State.new_files`), and the files any file check names, whoever set it. An
+    input the request names and the run left alone is not one; a file a command wrote is one
+    only if the request or a check names it.
     """
-    proposed = [c["path"] for c in state.get("checks") or [] if c.get("source") == "analysis"]
-    found = [*changed_files(run_results(state), tools), *(state.get("new_files") or []), *proposed]
-    return list(dict.fromkeys(rel for p in found if (rel := workspace_path(space, p))))
+    named = [
+        *(state.get("new_files") or []),
+        *(c["path"] for c in state.get("checks") or [] if c.get("kind") != "command"),
+    ]
+    named_rel = {rel for p in named if (rel := workspace_path(space, p))}
+    written = [
+        rel
+        for p in changed_files(run_results(state), tools)
+        if (rel := workspace_path(space, p))
+        and (rel in named_rel or os.path.lexists(space.real_root / rel))
+    ]
+    found = [*written, *(rel for p in named if (rel := workspace_path(space, p)))]
+    return list(dict.fromkeys(found))
+
+
+def reads_content(check: CheckRecord) -> bool:
+    """Whether a passing ``check`` says what its file holds, not only that it is there.
+
+    ``contains`` and ``matches`` (other than "holds some text") do; ``exists`` does not; a
+    command does when its output must hold a text (``expect``): a program that succeeds on any
+    file (``cat``, ``wc``) says nothing of what the file holds by its exit code alone.
+    """
+    if check["kind"] == "exists":
+        return False
+    if check["kind"] == "command":
+        return bool(check.get("expect"))
+    return check.get("pattern") != HAS_TEXT
 
 
 def vouching(rel: str, checks: Sequence[CheckRecord], space: Workspace) -> DeliverableEvidence:
     """What vouches for one deliverable: ``checks`` where a passing check reads its content.
 
-    A check reads a file's content when it wants a text or a pattern other than "holds some
-    text", or when it is a command naming the file. Where only ``exists`` or "holds some text"
-    pass, the file is there but its content rests on the judge's word (``presence``); where
-    no passing check names it, ``judge``. A failing check that names it is listed too.
+    A check reads a file's content as `reads_content` says. Where the passing checks that name
+    it say only that it is there, its content rests on the judge's word (``presence``); where
+    no passing check names it, ``judge``. The failing checks that name it are listed too.
     """
     content, presence, failing = [], [], []
     for check in checks:
@@ -53,10 +78,10 @@ def vouching(rel: str, checks: Sequence[CheckRecord], space: Workspace) -> Deliv
             continue
         if check.get("passed") is not True:
             failing.append(check["label"])
-        elif check["kind"] == "exists" or check.get("pattern") == HAS_TEXT:
-            presence.append(check["label"])
-        else:
+        elif reads_content(check):
             content.append(check["label"])
+        else:
+            presence.append(check["label"])
     vouched_by: VouchedBy = "checks" if content else "presence" if presence else "judge"
     return {
         "path": rel,
@@ -78,28 +103,42 @@ def deliverable_evidence(
 ) -> Evidence:
     """Each deliverable with what vouches for it, and whether checks of code vouch for all.
 
-    ``verified`` is true when every deliverable has a passing check that reads its content,
-    or, for a run without a deliverable file, when it has checks and every one passes. A run
-    with neither rests on the judge's word, and says so.
+    ``verified`` is true only when the run was analysed (and knows which files the request
+    names: a thread from before that was recorded does not), every check passes, every
+    deliverable is there with a passing check that reads its content, and no write the run
+    made lies outside the workspace; for a run without a deliverable file, when a passing
+    command check reads some output (``expect``). Anything else rests on the judge's word,
+    and says so.
     """
     checks = list(state.get("checks") or [])
     files = [vouching(rel, checks, space) for rel in deliverables(state, tools, space)]
+    sound = (
+        bool(state.get("structured_request"))
+        and state.get("new_files") is not None
+        and all(c.get("passed") is True for c in checks)
+        and not _written_outside(state, tools, space)
+    )
     if files:
-        verified = all(f["vouched_by"] == "checks" for f in files)
+        verified = all(f["vouched_by"] == "checks" and f["exists"] for f in files)
     else:
-        verified = bool(checks) and all(c.get("passed") is True for c in checks)
-    return {"verified": verified, "files": files}
+        verified = any(c["kind"] == "command" and reads_content(c) for c in checks)
+    return {"verified": sound and verified, "files": files}
+
+
+def _written_outside(state: State, tools: Mapping[str, BaseTool], space: Workspace) -> bool:
+    """Whether a tool reported writing a file the workspace does not hold (a path outside)."""
+    return any(workspace_path(space, p) is None for p in changed_files(run_results(state), tools))
 
 
 def evidence_parts(evidence: Mapping[str, Any]) -> list[str]:
-    """The evidence, a phrase a deliverable (or one for a run without a deliverable file)."""
+    """The evidence as phrases: one for each deliverable, or one for a run without any."""
     files: Iterable[Mapping[str, Any]] = evidence.get("files") or []
     parts = [file_evidence(f) for f in files]
     if parts:
         return parts
     if evidence.get("verified"):
-        return ["no deliverable file; every check passes"]
-    return ["no deliverable file is known and no check passes: it rests on the judge's word"]
+        return ["no deliverable file; every check passes, one reading the output of a command"]
+    return ["no deliverable file is known and no check reads a result: the judge's word"]
 
 
 def evidence_line(evidence: Mapping[str, Any]) -> str:

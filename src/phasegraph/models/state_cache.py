@@ -1,12 +1,14 @@
-"""The local model's saved states, kept within a memory bound that counts every byte they hold.
+"""The local model's saved states, kept within a memory bound that counts what they hold.
 
 llama-cpp-python saves a state after each call (the KV cache, the tokens, and a copy of the
 logits of up to a batch of tokens: 512 x the vocabulary x 4 bytes, 311 MB for Qwen2.5) and, for
 a new prompt, restores the saved state with the longest common prefix. Its own RAM cache counts
 only the KV part against its capacity, so its resident size grew past 17 GB on the local suite.
 `StateCache` keeps the same lookup, keeps one row of the logits (a restored state is always
-evaluated again from its last token before sampling, so the rows are never read), and counts
-what it holds, the arrays included, against ``capacity_bytes``.
+evaluated again from its last token before sampling, so the rows are never read, as long as
+the model is loaded without ``logits_all``, as `phasegraph.models.local` loads it), and counts
+what it holds, the arrays included (not the token tuples that key them, about 0.1 %), against
+``capacity_bytes``.
 """
 
 from __future__ import annotations
@@ -64,12 +66,16 @@ class StateCache:
                 best, best_len = held, length
         return best
 
+    def __bool__(self) -> bool:
+        """Always true: llama-cpp-python uses the cache only ``if self.cache``, even empty."""
+        return True
+
     def __contains__(self, key: Sequence[int]) -> bool:
         """Whether a kept state shares a first token with ``key``."""
         return self._longest(tuple(key)) is not None
 
     def __getitem__(self, key: Sequence[int]) -> Any:
-        """The kept state with the longest common prefix with ``key``."""
+        """The kept state with the longest common prefix with ``key``; KeyError if none."""
         found = self._longest(tuple(key))
         if found is None:
             raise KeyError("no saved state shares a prefix")
