@@ -98,6 +98,12 @@ def in_words(check: Mapping[str, Any]) -> str:
             )
         case "matches":
             return f"{check['path']} must be as the request asks ({SAID_BY_EXPRESSION})"
+        case "number":
+            return f"{check['path']} must hold one number and nothing else"
+        case "keeps":
+            return f"{check['path']} must still hold each line it had before the work"
+        case "copy":
+            return f"{check['path']} must hold the same bytes as {check.get('of', '')}"
         case _:
             output = f" and print {check['expect']!r}" if check.get("expect") else ""
             return f"the command {' '.join(check['argv'])!r} must succeed{output}"
@@ -116,7 +122,7 @@ def to_do(checks: Iterable[CheckRecord], missing: Callable[[str], bool]) -> list
     new_files = {
         c["path"]
         for c in open_checks
-        if c["kind"] in ("contains", "matches") and missing(c["path"])
+        if c["kind"] in ("contains", "matches", "number", "copy") and missing(c["path"])
     }
     steps: list[str] = []
     steps = [
@@ -167,6 +173,13 @@ def still_to_do(check: CheckRecord) -> str:
             return write_whole(check["path"], check["detail"])
         case "matches":
             return f"change {check['path']} as the request asks ({check['detail']})"
+        case "number":
+            wanted = "the one number the request asks for"
+            return f"write {check['path']} with {wanted} ({check['detail']})"
+        case "keeps":
+            return f"put back into {check['path']} the lines it had ({check['detail']})"
+        case "copy":
+            return f"copy {check.get('of', '')} to {check['path']} unchanged ({check['detail']})"
         case _:
             return f"make the command {' '.join(check['argv'])!r} succeed ({check['detail']})"
 

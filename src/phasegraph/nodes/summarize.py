@@ -192,7 +192,8 @@ def final_checks(state: State, context: Context) -> list[CheckRecord]:
     given = list(state.get("checks") or [])
     records = [c for c in given if is_record(c)] if all(is_record(c) for c in given) else None
     if records is None:
-        records = number_checks(caller_checks(given))
+        space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+        records = number_checks(caller_checks(given, space))
     return evaluate_checks(records, context)
 
 

@@ -1,7 +1,9 @@
 """The schemas of a check (SPEC section 11): a fact about the workspace that code evaluates.
 
 A closed set of kinds, each its own object: a file ``exists``, ``contains`` a text, ``matches``
-a regular expression, or a ``command`` succeeds (optionally with a text in its output). Stage
+a regular expression, holds one ``number``, ``keeps`` the lines it had when the run began, is a
+``copy`` of another file (the same bytes), or a ``command`` succeeds (optionally with a text in
+its output). Stage
 schemas offer them as a plain ``anyOf`` (`AnyCheck`), which every provider's schema dialect
 reads; validation reads them by kind (`Check`), so an error names the fields of that kind.
 Evaluating them is `phasegraph.tools.checks`'s business.
@@ -14,6 +16,7 @@ from typing import Annotated, Any, Literal
 
 import regex
 from pydantic import Field, TypeAdapter, ValidationError, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from phasegraph.state.result import Result
 
@@ -50,6 +53,30 @@ class MatchesCheck(Result):
         return pattern
 
 
+class NumberCheck(Result):
+    """A file must hold one number and nothing else (a count, a sum, a total)."""
+
+    kind: Literal["number"]
+    path: str = Field(min_length=1, description="File, relative to the workspace root.")
+
+
+class KeepsCheck(Result):
+    """A file that is there must still hold each line it had when the run began."""
+
+    kind: Literal["keeps"]
+    path: str = Field(min_length=1, description="File, relative to the workspace root.")
+    text: SkipJsonSchema[str] = Field(default="", exclude=False)
+    """The lines it had, one per line; filled by code from the file when the run begins."""
+
+
+class CopyCheck(Result):
+    """A file must hold the same bytes as another file."""
+
+    kind: Literal["copy"]
+    path: str = Field(min_length=1, description="The copy, relative to the workspace root.")
+    of: str = Field(min_length=1, description="The file it copies, relative to the root.")
+
+
 class CommandCheck(Result):
     """A command must succeed (exit code 0), optionally with a text in its output."""
 
@@ -64,7 +91,9 @@ class CommandCheck(Result):
         return shlex.split(value) if isinstance(value, str) else value
 
 
-AnyCheck = ExistsCheck | ContainsCheck | MatchesCheck | CommandCheck
+AnyCheck = (
+    ExistsCheck | ContainsCheck | MatchesCheck | NumberCheck | KeepsCheck | CopyCheck | CommandCheck
+)
 """A check in a stage's schema: a plain ``anyOf``, which every provider's schema dialect reads."""
 
 Check = Annotated[AnyCheck, Field(discriminator="kind")]

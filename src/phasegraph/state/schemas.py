@@ -81,8 +81,9 @@ class StructuredRequest(Result):
     )
     checks: list[AnyCheck] = Field(
         default_factory=list,
-        description="Facts that show the deliverables the request names are there: a file it "
-        "asks to write exists, or contains a text the request gives. Empty if it names none.",
+        description="Facts code can check of the deliverables the request names: a file it "
+        "asks to write exists, contains a text the request gives, holds one number, is a copy "
+        "of another file, keeps its lines. Empty if it names none.",
         # stated to the model; the analysis keeps at most this many usable ones
         json_schema_extra={"maxItems": MAX_PROPOSED_CHECKS},
     )

@@ -204,17 +204,19 @@ class CheckRecord(TypedDict):
     id: str
     """Short id, c1, c2, ...; phases name the checks they own by it."""
     kind: str
-    """exists, contains, matches or command."""
+    """exists, contains, matches, number, keeps, copy or command."""
     path: str
     """File the check reads (empty for a command)."""
     text: str
-    """Text a contains check wants."""
+    """Text a contains check wants; the lines a keeps check keeps."""
     pattern: str
     """Regular expression a matches check wants."""
     argv: list[str]
     """Program and arguments of a command check."""
     expect: str
     """Text a command's output must contain (empty: any)."""
+    of: NotRequired[str]
+    """File a copy check compares with (absent in threads from before copy checks)."""
     label: str
     """The check in its command-line form, e.g. contains:sum.txt:12."""
     source: CheckSource

@@ -1,13 +1,17 @@
 """Checks: facts about the workspace that code evaluates, never the model (SPEC section 11).
 
 A check is one of a closed set of kinds: a file ``exists``; a file ``contains`` a text; a file
-``matches`` a regular expression; a ``command`` succeeds (run exactly as ``run_command`` runs
-one: allowlist, confinement, timeout, scrubbed environment), optionally with a text its output
-must contain. On a command line a check is one word-like string:
+``matches`` a regular expression; a file holds one ``number``; a file ``keeps`` each line it had
+when the run began; a file is a ``copy`` of another; a ``command`` succeeds (run exactly as
+``run_command`` runs one: allowlist, confinement, timeout, scrubbed environment), optionally
+with a text its output must contain. On a command line a check is one word-like string:
 
 - ``exists:PATH``
 - ``contains:PATH:TEXT``
 - ``matches:PATH:PATTERN``
+- ``number:PATH``
+- ``keeps:PATH`` (the lines PATH holds when the run begins)
+- ``copy:PATH:SOURCE``
 - ``cmd:PROGRAM ARGS...`` or ``cmd:PROGRAM ARGS... => TEXT`` (the output must contain TEXT)
 
 In the state a check is a `CheckRecord`: the check itself, where it came from, the phase that
@@ -30,7 +34,7 @@ from phasegraph.state.checks import Check, normalise_check
 from phasegraph.tools.commands import CommandSettings, check_argv, run_command
 from phasegraph.tools.workspace import SEARCH_TIMEOUT_S, Workspace, WorkspaceError
 
-KINDS = ("exists", "contains", "matches", "cmd")
+KINDS = ("exists", "contains", "matches", "number", "keeps", "copy", "cmd")
 EXPECT_SEPARATOR = " => "
 #: How much of a short file a failing check quotes ("sum.txt holds '11'").
 QUOTED_CHARS = 60
@@ -62,14 +66,15 @@ def _from_text(text: str) -> dict[str, Any]:
     kind = kind.strip().lower()
     if not sep or kind not in (*KINDS, "command"):
         raise CheckError(
-            f"unknown check {text!r}: use exists:PATH, contains:PATH:TEXT, matches:PATH:PATTERN "
-            "or cmd:COMMAND (optionally cmd:COMMAND => TEXT)"
+            f"unknown check {text!r}: use exists:PATH, contains:PATH:TEXT, matches:PATH:PATTERN, "
+            "number:PATH, keeps:PATH, copy:PATH:SOURCE or cmd:COMMAND (optionally "
+            "cmd:COMMAND => TEXT)"
         )
-    if kind == "exists":
-        return {"kind": "exists", "path": rest.strip()}
-    if kind in ("contains", "matches"):
+    if kind in ("exists", "number", "keeps"):
+        return {"kind": kind, "path": rest.strip()}
+    if kind in ("contains", "matches", "copy"):
         path, sep, tail = rest.partition(":")
-        key = "text" if kind == "contains" else "pattern"
+        key = {"contains": "text", "matches": "pattern", "copy": "of"}[kind]
         if not sep or not tail:
             raise CheckError(f"check {text!r} needs a path and a {key}: {kind}:PATH:{key.upper()}")
         return {"kind": kind, "path": path.strip(), key: tail}
@@ -88,8 +93,10 @@ def _show(value: object) -> str:
 def label(check: Mapping[str, Any]) -> str:
     """A check in its command-line form, the way summaries and reports name it."""
     kind = check["kind"]
-    if kind == "exists":
-        return f"exists:{check['path']}"
+    if kind in ("exists", "number", "keeps"):
+        return f"{kind}:{check['path']}"
+    if kind == "copy":
+        return f"copy:{check['path']}:{check['of']}"
     if kind == "contains":
         return f"contains:{check['path']}:{check['text']}"
     if kind == "matches":
@@ -107,9 +114,33 @@ def problem(
             check_argv(list(check["argv"]), commands, workspace)
         else:
             workspace.relative(check["path"])
+            if check["kind"] == "copy":
+                workspace.relative(check["of"])
     except WorkspaceError as exc:
         return f"{label(check)}: {exc}"
+    if check["kind"] == "keeps" and not with_lines(check, workspace).get("text"):
+        return f"{label(check)}: {check['path']} is no text file with lines to keep"
     return None
+
+
+def with_lines(check: Mapping[str, Any], workspace: Workspace) -> dict[str, Any]:
+    """A ``keeps`` check with the lines its file holds now (the lines it must keep).
+
+    Called when the check is set, before the work it guards, so it says the work kept them;
+    a check that has its lines, or of another kind, is returned as it is. A file that is not
+    there, not text or without a line gives no lines (`problem` refuses such a check).
+    """
+    if check["kind"] != "keeps" or check.get("text"):
+        return dict(check)
+    try:
+        rel = workspace.relative(check["path"])
+        data, size = workspace.read_bytes(rel, workspace.max_read_bytes)
+    except (OSError, WorkspaceError):
+        return dict(check)
+    if size > workspace.max_read_bytes or b"\x00" in data:
+        return dict(check)
+    lines = [line.rstrip() for line in data.decode("utf-8", errors="replace").splitlines()]
+    return {**check, "text": "\n".join(line for line in lines if line)}
 
 
 def validate_checks(checks: Sequence[object], context: Any) -> list[dict[str, Any]]:
@@ -124,7 +155,7 @@ def validate_checks(checks: Sequence[object], context: Any) -> list[dict[str, An
         why = problem(check, space, context.command_settings)
         if why:
             raise CheckError(f"check {why}")
-        parsed.append(check)
+        parsed.append(with_lines(check, space))
     return parsed
 
 
@@ -140,6 +171,7 @@ def record(
         "pattern": check.get("pattern", ""),
         "argv": list(check.get("argv", [])),
         "expect": check.get("expect", ""),
+        "of": check.get("of", ""),
         "label": label(check),
         "source": source,
         "phase_id": phase_id,
@@ -173,6 +205,8 @@ def _evaluate(
         return True, f"{path} exists"
     data, size = workspace.read_bytes(rel, workspace.max_read_bytes)
     text = data.decode("utf-8", errors="replace")
+    if check["kind"] in ("number", "keeps", "copy"):
+        return _compare(check, workspace, data, size)
     if check["kind"] == "contains":
         if check["text"] in text:
             return True, f"{path} contains {check['text']!r}"
@@ -188,6 +222,34 @@ def _evaluate(
             return True, f"{path} is there and holds text"
         return True, f"{path} holds text the check's expression finds"
     return False, _missing(path, text, size, "text the check's expression finds")
+
+
+#: One number as people write one: a sign, digits (maybe grouped by commas), a decimal part.
+NUMBER = regex.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+
+
+def _compare(
+    check: CheckRecord, workspace: Workspace, data: bytes, size: int
+) -> tuple[bool, str]:
+    """A ``number``, ``keeps`` or ``copy`` check of a file's bytes (``data``, ``size`` long)."""
+    path, text = check["path"], data.decode("utf-8", errors="replace")
+    if check["kind"] == "number":
+        if NUMBER.fullmatch(text.strip()):
+            return True, f"{path} holds one number, {text.strip()}"
+        return False, _missing(path, text, size, "one number alone")
+    if check["kind"] == "keeps":
+        now = {line.rstrip() for line in text.splitlines()}
+        lost = [line for line in check["text"].splitlines() if line.rstrip() not in now]
+        if not lost:
+            return True, f"{path} still holds each line it had"
+        return False, f"{path} lost {len(lost)} of the lines it had, first {_short(lost[0], 60)!r}"
+    source = check.get("of", "")
+    if not os.path.lexists(workspace.real_root / workspace.relative(source)):
+        return False, absent(source)
+    original, _ = workspace.read_bytes(workspace.relative(source), workspace.max_read_bytes)
+    if data == original:
+        return True, f"{path} holds the same bytes as {source}"
+    return False, f"{path} ({size} bytes) differs from {source} ({len(original)} bytes)"
 
 
 #: The pattern of a file that holds some text (not only spaces): a deliverable's check.

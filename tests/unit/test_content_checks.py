@@ -1,0 +1,157 @@
+"""Checks of what a file holds for any request (SPEC section 11): one number, the lines it had,
+a copy's bytes; evaluated by code, proposed by the analysis where the request names the file,
+and holding a phase open when the judge calls wrong work done."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_checks import ALLOWED, run
+from test_checks_in_runs import script, start
+
+from phasegraph import Context
+from phasegraph.errors import CheckError
+from phasegraph.tools.checks import (
+    evaluate,
+    label,
+    parse_check,
+    record,
+    validate_checks,
+    with_lines,
+)
+from phasegraph.tools.workspace import Workspace
+
+from scripts import ANALYSIS, judgement, round_plan
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("number:n.txt", {"kind": "number", "path": "n.txt"}),
+        ("keeps:a.txt", {"kind": "keeps", "path": "a.txt"}),
+        ("copy:b/c.yaml:c.yaml", {"kind": "copy", "path": "b/c.yaml", "of": "c.yaml"}),
+    ],
+)
+def test_the_new_kinds_read_from_and_back_to_their_command_line_form(
+    text: str, expected: dict[str, str]
+) -> None:
+    parsed = parse_check(text)
+    assert {k: parsed[k] for k in expected} == expected
+    assert label(parsed) == text
+
+
+@pytest.mark.parametrize(
+    ("content", "passed"),
+    [("3\n", True), (" -12.5 ", True), ("1,234\n", True), ("3 errors\n", False),
+     ("a ERROR\nb ERROR\n[2 matching lines]\n", False), ("", False), ("3\n4\n", False)],
+)  # fmt: skip
+def test_a_number_check_passes_only_on_one_number_alone(
+    tmp_path: Path, content: str, passed: bool
+) -> None:
+    (tmp_path / "n.txt").write_text(content)
+    assert run(tmp_path, "number:n.txt")[0] is passed
+
+
+def test_a_keeps_check_holds_the_lines_the_file_had_when_it_was_set(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("first\nsecond\n")
+    space = Workspace(str(tmp_path))
+    check = record(with_lines(parse_check("keeps:notes.txt"), space), "c1", "caller")
+    notes.write_text("first\nsecond\nthird\n")  # a line added at the end: kept
+    assert evaluate(check, space, ALLOWED)["passed"] is True
+    notes.write_text("third\nsecond\n")  # the first line replaced: lost
+    result = evaluate(check, space, ALLOWED)
+    assert result["passed"] is False
+    assert result["detail"] == "notes.txt lost 1 of the lines it had, first 'first'"
+
+
+def test_a_keeps_check_needs_a_text_file_with_lines(tmp_path: Path) -> None:
+    (tmp_path / "empty.txt").write_text("\n")
+    context = Context(workspace=str(tmp_path))
+    for path in ("missing.txt", "empty.txt"):
+        with pytest.raises(CheckError, match="no text file with lines to keep"):
+            validate_checks([f"keeps:{path}"], context)
+
+
+def test_a_copy_check_compares_bytes(tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text("a: 1\n")
+    assert run(tmp_path, "copy:d.yaml:c.yaml") == (False, "d.yaml does not exist")
+    (tmp_path / "d.yaml").write_text("a: 1")
+    assert run(tmp_path, "copy:d.yaml:c.yaml") == (
+        False,
+        "d.yaml (4 bytes) differs from c.yaml (5 bytes)",
+    )
+    (tmp_path / "d.yaml").write_text("a: 1\n")
+    same = "d.yaml holds the same bytes as c.yaml"
+    assert run(tmp_path, "copy:d.yaml:c.yaml") == (True, same)
+
+
+def analysed(tmp_path: Path, request: str, proposed: list[dict[str, Any]]) -> dict[str, Any]:
+    steps = script(request_analyser=[{**ANALYSIS, "checks": proposed}])
+    out, _, _ = start(tmp_path, steps, request=request, max_steps=1)
+    return out
+
+
+def test_the_analysis_keeps_the_new_kinds_where_the_request_names_the_files(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "names.txt").write_text("Ada\nGrace\n")
+    (tmp_path / "setup.cfg").write_text("x\n")
+    proposed = [
+        {"kind": "number", "path": "count.txt"},  # named, not there yet: kept
+        {"kind": "keeps", "path": "names.txt"},  # there: kept although it holds before work
+        {"kind": "copy", "path": "old.cfg", "of": "setup.cfg"},  # named source: kept
+        {"kind": "copy", "path": "b.cfg", "of": "setup.cfg"},  # b.cfg is not named
+    ]
+    request = "Count names.txt's lines into count.txt, copy setup.cfg to old.cfg, keep names.txt"
+    out = analysed(tmp_path, request, proposed)
+    kept = {c["label"]: c for c in out["checks"] if c["source"] == "analysis"}
+    assert list(kept) == ["number:count.txt", "keeps:names.txt", "copy:old.cfg:setup.cfg"]
+    assert kept["keeps:names.txt"]["text"] == "Ada\nGrace"
+    notes = out["structured_request"]["check_notes"]
+    assert any("copy:b.cfg:setup.cfg: the request does not name b.cfg" in n for n in notes)
+
+
+def test_the_analysis_drops_a_copy_of_a_file_that_is_not_there(tmp_path: Path) -> None:
+    proposal = {"kind": "copy", "path": "b.txt", "of": "a.txt"}
+    out = analysed(tmp_path, "copy a.txt to b.txt", [proposal])
+    assert not [c for c in out["checks"] if c["source"] == "analysis"]
+    assert any("a.txt is no file that is there to copy" in n
+               for n in out["structured_request"]["check_notes"])  # fmt: skip
+
+
+def test_a_number_check_holds_a_phase_open_over_a_judge_that_calls_a_search_done(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "app.log").write_text("ERROR a\nok\nERROR b\n")
+    pasted = "ERROR a\nERROR b\n[2 matching lines]\n"
+    plan = round_plan(("w", "write_file", {"path": "errors.txt", "content": pasted}))
+    steps = script(
+        request_analyser=[{**ANALYSIS, "checks": [{"kind": "number", "path": "errors.txt"}]}],
+        plan_tool_call=[plan],
+        judge_tasks=[judgement()],  # "done, 1.0" each round
+    )
+    request = "Count the lines of app.log with ERROR and write the count to errors.txt"
+    out, _, model = start(tmp_path, steps, request=request, max_steps=8)
+    assert out["status"] != "completed"
+    assert "errors.txt must hold one number and nothing else" in str(
+        model.calls_of("plan_tool_call")[-1][-1].content
+    )
+    assert any("number:errors.txt fails" in s for s in out["shortfalls"])
+    assert out["evidence"]["verified"] is False
+
+
+def test_a_keeps_check_alone_does_not_vouch_for_the_change(tmp_path: Path) -> None:
+    (tmp_path / "names.txt").write_text("Ada\n")
+    plan = round_plan(("w", "write_file", {"path": "names.txt", "content": "Ada\nZoe\n"}))
+    steps = script(
+        request_analyser=[{**ANALYSIS, "checks": [{"kind": "keeps", "path": "names.txt"}]}],
+        plan_tool_call=[plan],
+    )
+    out, _, _ = start(tmp_path, steps, request="add Zoe to names.txt")
+    assert out["status"] == "completed"
+    (names,) = [f for f in out["evidence"]["files"] if f["path"] == "names.txt"]
+    assert names["vouched_by"] == "presence" and names["checks"] == ["keeps:names.txt"]
+    assert out["evidence"]["verified"] is False
