@@ -16,19 +16,36 @@ from typing import Any
 
 @dataclass(frozen=True)
 class WorkspaceTask:
-    """A request, the files it starts from, a checker of the files afterwards, caller checks."""
+    """A request, the files it starts from, a checker of the files afterwards, caller checks.
+
+    ``solution``: the files a right run leaves that differ from ``files`` (None: deleted), one
+    right answer the checker accepts; `bench.proposals` reads the analysis's checks against it.
+    """
 
     name: str
     request: str
     files: dict[str, str]
     check: Callable[[Path], bool]
     checks: tuple[str, ...] = field(default=())
+    solution: dict[str, str | None] = field(default_factory=dict)
 
     def fresh(self, root: Path) -> Path:
         """A new workspace holding the task's files."""
         root.mkdir(parents=True)
         for rel, text in self.files.items():
             path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        return root
+
+    def solved(self, root: Path) -> Path:
+        """A new workspace as a right run leaves it: the task's files, then its solution."""
+        self.fresh(root)
+        for rel, text in self.solution.items():
+            path = root / rel
+            if text is None:
+                path.unlink()
+                continue
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
         return root
@@ -103,6 +120,13 @@ LOG = """2026-11-01 10:00:01 INFO start
 """
 
 
+PACKAGE = (
+    json.dumps(
+        {"name": "demo-app", "version": "1.1.4", "dependencies": {"left-pad": "^1.3.0"}}, indent=2
+    )
+    + "\n"
+)
+
 TASKS = (
     WorkspaceTask(
         "write",
@@ -110,6 +134,7 @@ TASKS = (
         {},
         lambda root: text_of(root, "hello.txt").strip() == "Hello, world!",
         ("contains:hello.txt:Hello, world!",),
+        {"hello.txt": "Hello, world!\n"},
     ),
     WorkspaceTask(
         "list",
@@ -117,6 +142,7 @@ TASKS = (
         {"notes.txt": "meeting notes\n", "todo.txt": "buy milk\n", "plan.md": "# Plan\n"},
         _listed,
         ("contains:files.md:notes.txt", "contains:files.md:todo.txt", "contains:files.md:plan.md"),
+        {"files.md": "notes.txt\ntodo.txt\nplan.md\n"},
     ),
     WorkspaceTask(
         "sum",
@@ -124,6 +150,7 @@ TASKS = (
         {"numbers.txt": "17\n25\n8\n"},
         lambda root: text_of(root, "sum.txt").strip() == "50",
         ("contains:sum.txt:50",),
+        {"sum.txt": "50\n"},
     ),
     WorkspaceTask(
         "edit_ini",
@@ -131,6 +158,7 @@ TASKS = (
         {"config.ini": "name = demo\ndebug = true\nport = 8080\n"},
         _edited_ini,
         ("contains:config.ini:debug = false", "contains:config.ini:port = 8080"),
+        {"config.ini": "name = demo\ndebug = false\nport = 8080\n"},
     ),
     WorkspaceTask(
         "find",
@@ -142,6 +170,7 @@ TASKS = (
         },
         lambda root: "src/util/dates.py" in text_of(root, "answer.txt"),
         ("contains:answer.txt:dates.py",),
+        {"answer.txt": "src/util/dates.py\n"},
     ),
     WorkspaceTask(
         "count",
@@ -149,19 +178,15 @@ TASKS = (
         {"app.log": LOG},
         lambda root: text_of(root, "errors.txt").strip() == "3",
         ("contains:errors.txt:3",),
+        {"errors.txt": "3\n"},
     ),
     WorkspaceTask(
         "json_edit",
         "In package.json, set the version to 1.2.0 and keep every other field as it is.",
-        {
-            "package.json": json.dumps(
-                {"name": "demo-app", "version": "1.1.4", "dependencies": {"left-pad": "^1.3.0"}},
-                indent=2,
-            )
-            + "\n"
-        },
+        {"package.json": PACKAGE},
         _version_set,
         (r'matches:package.json:"version"\s*:\s*"1\.2\.0"',),
+        {"package.json": PACKAGE.replace("1.1.4", "1.2.0")},
     ),
     WorkspaceTask(
         "concat",
@@ -169,6 +194,7 @@ TASKS = (
         {"part1.txt": "alpha\nbeta\n", "part2.txt": "gamma\ndelta\n"},
         _concatenated,
         ("contains:full.txt:alpha", "contains:full.txt:delta"),
+        {"full.txt": "alpha\nbeta\ngamma\ndelta\n"},
     ),
     WorkspaceTask(
         "command",
@@ -176,6 +202,7 @@ TASKS = (
         {"data.csv": "id,name\n1,ann\n2,bob\n3,cid\n4,dan\n5,eve\n"},
         lambda root: text_of(root, "lines.txt").strip().split()[:1] == ["6"],
         ("contains:lines.txt:6",),
+        {"lines.txt": "6\n"},
     ),
     WorkspaceTask(
         "json_read",
@@ -183,6 +210,7 @@ TASKS = (
         {"settings.json": '{"retries": 5, "timeout": 45, "verbose": false}\n'},
         lambda root: text_of(root, "timeout.txt").strip() == "45",
         ("contains:timeout.txt:45",),
+        {"timeout.txt": "45\n"},
     ),
     WorkspaceTask(
         "rename",
@@ -190,6 +218,7 @@ TASKS = (
         {"greet.py": 'def hello(name):\n    return "Hi " + name\n\n\nprint(hello("world"))\n'},
         _renamed,
         ("contains:greet.py:def greet(name):", 'contains:greet.py:print(greet("world"))'),
+        {"greet.py": 'def greet(name):\n    return "Hi " + name\n\n\nprint(greet("world"))\n'},
     ),
     WorkspaceTask(
         "ini_add",
@@ -197,5 +226,6 @@ TASKS = (
         {"app.ini": "[server]\nhost = localhost\nport = 80\n\n[log]\nlevel = info\n"},
         _key_added,
         (r"matches:app.ini:\[server\][^\[]*timeout\s*=\s*30",),
+        {"app.ini": "[server]\nhost = localhost\nport = 80\ntimeout = 30\n\n[log]\nlevel = info\n"},
     ),
 )
