@@ -143,15 +143,22 @@ def test_a_number_check_holds_a_phase_open_over_a_judge_that_calls_a_search_done
     assert out["evidence"]["verified"] is False
 
 
-def test_a_keeps_check_alone_does_not_vouch_for_the_change(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("proposal", "content", "request_text"),
+    [
+        ({"kind": "keeps", "path": "names.txt"}, "Ada\nZoe\n", "add Zoe to names.txt"),
+        ({"kind": "number", "path": "n.txt"}, "7\n", "write the count to n.txt"),
+    ],
+)
+def test_a_keeps_or_number_check_alone_does_not_vouch_for_the_content(
+    tmp_path: Path, proposal: dict[str, str], content: str, request_text: str
+) -> None:
     (tmp_path / "names.txt").write_text("Ada\n")
-    plan = round_plan(("w", "write_file", {"path": "names.txt", "content": "Ada\nZoe\n"}))
-    steps = script(
-        request_analyser=[{**ANALYSIS, "checks": [{"kind": "keeps", "path": "names.txt"}]}],
-        plan_tool_call=[plan],
-    )
-    out, _, _ = start(tmp_path, steps, request="add Zoe to names.txt")
+    path = proposal["path"]
+    plan = round_plan(("w", "write_file", {"path": path, "content": content}))
+    steps = script(request_analyser=[{**ANALYSIS, "checks": [proposal]}], plan_tool_call=[plan])
+    out, _, _ = start(tmp_path, steps, request=request_text)
     assert out["status"] == "completed"
-    (names,) = [f for f in out["evidence"]["files"] if f["path"] == "names.txt"]
-    assert names["vouched_by"] == "presence" and names["checks"] == ["keeps:names.txt"]
+    (written,) = [f for f in out["evidence"]["files"] if f["path"] == path]
+    assert written["vouched_by"] == "presence" and written["checks"] == [label(proposal)]
     assert out["evidence"]["verified"] is False

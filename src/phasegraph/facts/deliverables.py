@@ -54,13 +54,13 @@ def deliverables(state: State, tools: Mapping[str, BaseTool], space: Workspace) 
 def reads_content(check: CheckRecord) -> bool:
     """Whether a passing ``check`` says what its file holds, not only that it is there.
 
-    ``contains``, ``matches`` (other than "holds some text"), ``number`` and ``copy`` do;
-    ``exists`` does not, nor ``keeps``, which says that the lines a file had are still there,
-    not that the change asked of it was made; a command does when its output must hold a text
-    (``expect``): a program that succeeds on any file (``cat``, ``wc``) says nothing of what
-    the file holds by its exit code alone.
+    ``contains``, ``matches`` (other than "holds some text") and ``copy`` do. ``exists`` does
+    not, nor ``number``, which says the file holds a number, not that it is the right one, nor
+    ``keeps``, which says the lines a file had are still there, not that the change asked of it
+    was made. A command does when its output must hold a text (``expect``): a program that
+    succeeds on any file (``cat``, ``wc``) says nothing of what the file holds by its exit code.
     """
-    if check["kind"] in ("exists", "keeps"):
+    if check["kind"] in ("exists", "number", "keeps"):
         return False
     if check["kind"] == "command":
         return bool(check.get("expect"))
