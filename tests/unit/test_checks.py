@@ -14,7 +14,7 @@ from phasegraph.tools.checks import (
     parse_check,
     problem,
     record,
-    with_lines,
+    with_baseline,
 )
 from phasegraph.tools.commands import CommandSettings
 from phasegraph.tools.workspace import Workspace
@@ -24,7 +24,7 @@ ALLOWED = CommandSettings(allowed=("wc", "grep", "ls", "sleep"), timeout_s=5, ma
 
 def run(ws: Path, text: str) -> tuple[bool | None, str]:
     space = Workspace(str(ws))
-    check = with_lines(parse_check(text), space)  # a keeps check reads its lines when set
+    check = with_baseline(parse_check(text), space)  # a keeps check reads its lines when set
     assert problem(check, space, ALLOWED) is None
     result = evaluate(record(check, "c1", "caller"), space, ALLOWED)
     return result["passed"], result["detail"]

@@ -13,13 +13,14 @@ from test_checks_in_runs import script, start
 
 from phasegraph import Context
 from phasegraph.errors import CheckError
+from phasegraph.nodes.human_review import kept_baselines
 from phasegraph.tools.checks import (
     evaluate,
     label,
     parse_check,
     record,
     validate_checks,
-    with_lines,
+    with_baseline,
 )
 from phasegraph.tools.workspace import Workspace
 
@@ -58,7 +59,7 @@ def test_a_keeps_check_holds_the_lines_the_file_had_when_it_was_set(tmp_path: Pa
     notes = tmp_path / "notes.txt"
     notes.write_text("first\nsecond\n")
     space = Workspace(str(tmp_path))
-    check = record(with_lines(parse_check("keeps:notes.txt"), space), "c1", "caller")
+    check = record(with_baseline(parse_check("keeps:notes.txt"), space), "c1", "caller")
     notes.write_text("first\nsecond\nthird\n")  # a line added at the end: kept
     assert evaluate(check, space, ALLOWED)["passed"] is True
     notes.write_text("third\nsecond\n")  # the first line replaced: lost
@@ -67,7 +68,7 @@ def test_a_keeps_check_holds_the_lines_the_file_had_when_it_was_set(tmp_path: Pa
     assert result["detail"] == "notes.txt lost 1 of the lines it had, first 'first'"
 
 
-def test_a_keeps_check_needs_a_text_file_with_lines(tmp_path: Path) -> None:
+def test_a_keeps_check_needs_a_text_file_with_baseline(tmp_path: Path) -> None:
     (tmp_path / "empty.txt").write_text("\n")
     context = Context(workspace=str(tmp_path))
     for path in ("missing.txt", "empty.txt"):
@@ -75,17 +76,54 @@ def test_a_keeps_check_needs_a_text_file_with_lines(tmp_path: Path) -> None:
             validate_checks([f"keeps:{path}"], context)
 
 
-def test_a_copy_check_compares_bytes(tmp_path: Path) -> None:
+def test_a_copy_check_compares_bytes_with_the_source_as_it_was_when_set(tmp_path: Path) -> None:
     (tmp_path / "c.yaml").write_text("a: 1\n")
-    assert run(tmp_path, "copy:d.yaml:c.yaml") == (False, "d.yaml does not exist")
+    space = Workspace(str(tmp_path))
+    check = record(with_baseline(parse_check("copy:d.yaml:c.yaml"), space), "c1", "caller")
+    assert evaluate(check, space, ALLOWED)["detail"] == "d.yaml does not exist"
     (tmp_path / "d.yaml").write_text("a: 1")
-    assert run(tmp_path, "copy:d.yaml:c.yaml") == (
-        False,
-        "d.yaml (4 bytes) differs from c.yaml (5 bytes)",
-    )
+    differs = "d.yaml (4 bytes) differs from what c.yaml held"
+    assert evaluate(check, space, ALLOWED)["detail"] == differs
     (tmp_path / "d.yaml").write_text("a: 1\n")
-    same = "d.yaml holds the same bytes as c.yaml"
-    assert run(tmp_path, "copy:d.yaml:c.yaml") == (True, same)
+    (tmp_path / "c.yaml").write_text("a: 2\n")  # the source changed after the copy: still a copy
+    result = evaluate(check, space, ALLOWED)
+    same = "d.yaml holds the same bytes as c.yaml had"
+    assert (result["passed"], result["detail"]) == (True, same)
+    for both in ("d.yaml", "c.yaml"):  # both overwritten alike: no copy of what was there
+        (tmp_path / both).write_text("x")
+    assert evaluate(check, space, ALLOWED)["passed"] is False
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [("copy:c.yaml:c.yaml", "a file is always a copy of itself"),
+     ("copy:d.yaml:../c.yaml", "outside"), ("copy:d.yaml:gone.yaml", "gone.yaml is no file")],
+)  # fmt: skip
+def test_a_copy_check_that_cannot_hold_is_refused(tmp_path: Path, text: str, says: str) -> None:
+    (tmp_path / "c.yaml").write_text("a: 1\n")
+    with pytest.raises(CheckError, match=says):
+        validate_checks([text], Context(workspace=str(tmp_path)))
+
+
+def test_a_file_over_the_read_limit_is_no_copy_and_no_number(tmp_path: Path) -> None:
+    (tmp_path / "c.txt").write_text("x" * 100 + "AAAA")
+    (tmp_path / "d.txt").write_text("x" * 100 + "BBBBBBBB")
+    (tmp_path / "n.txt").write_text("7" * 100 + " and more words")
+    space = Workspace(str(tmp_path), max_read_bytes=100)
+    for text in ("copy:d.txt:c.txt", "number:n.txt"):
+        check = record(with_baseline(parse_check(text), space), "c1", "caller")
+        result = evaluate(check, space, ALLOWED)
+        assert result["passed"] is False and "over the read limit" in result["detail"]
+
+
+def test_checks_edited_at_a_review_keep_the_baselines_read_when_first_set() -> None:
+    earlier = [record({"kind": "keeps", "path": "n.txt", "text": "Ada\nGrace"}, "c1", "analysis")]
+    edited = [
+        {"kind": "keeps", "path": "n.txt", "text": "Ada\nZoe"},  # re-read after the work began
+        {"kind": "exists", "path": "x"},
+    ]
+    kept = kept_baselines(edited, earlier)
+    assert [c.get("text") for c in kept] == ["Ada\nGrace", ""]
 
 
 def analysed(tmp_path: Path, request: str, proposed: list[dict[str, Any]]) -> dict[str, Any]:
@@ -101,7 +139,8 @@ def test_the_analysis_keeps_the_new_kinds_where_the_request_names_the_files(
     (tmp_path / "setup.cfg").write_text("x\n")
     proposed = [
         {"kind": "number", "path": "count.txt"},  # named, not there yet: kept
-        {"kind": "keeps", "path": "names.txt"},  # there: kept although it holds before work
+        # there: kept although it holds before work; its lines are read by code, not taken
+        {"kind": "keeps", "path": "names.txt", "text": "nothing"},
         {"kind": "copy", "path": "old.cfg", "of": "setup.cfg"},  # named source: kept
         {"kind": "copy", "path": "b.cfg", "of": "setup.cfg"},  # b.cfg is not named
     ]

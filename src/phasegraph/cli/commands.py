@@ -47,7 +47,7 @@ def unverified_note(values: Mapping[str, Any]) -> str:
     what = ", ".join(unchecked) if unchecked else "the outcome"
     return (
         f"note: completed on the judge's word for {what}; give --check (contains:PATH:TEXT, "
-        "matches:PATH:REGEX, cmd:COMMAND) for code to verify it"
+        "matches:PATH:REGEX, copy:PATH:SOURCE, 'cmd:COMMAND => TEXT') for code to verify it"
     )
 
 

@@ -28,7 +28,7 @@ from phasegraph.progress import emit
 from phasegraph.state import CheckRecord, State, StructuredRequest
 from phasegraph.state.checks import MAX_PROPOSED_CHECKS
 from phasegraph.state.result import clip
-from phasegraph.tools.checks import HAS_TEXT, label, parse_check, problem, record, with_lines
+from phasegraph.tools.checks import HAS_TEXT, label, parse_check, problem, record, with_baseline
 from phasegraph.tools.workspace import Workspace, WorkspaceError
 
 # A model that asks forever must not keep the run waiting: after this many answered rounds of
@@ -130,7 +130,7 @@ def is_record(check: object) -> bool:
 def caller_checks(given: list[Any], space: Workspace) -> list[CheckRecord]:
     """The caller's (and a person's) checks as records, numbered c1, c2, ... in order."""
     kept = [c for c in given if is_record(c) and c["source"] != "analysis"]
-    raw = [with_lines(parse_check(c), space) for c in given if not is_record(c)]
+    raw = [with_baseline(parse_check(c), space) for c in given if not is_record(c)]
     return kept + [record(check, "", "caller") for check in raw]
 
 
@@ -161,9 +161,7 @@ def not_a_deliverable(check: dict[str, Any], request: str, space: Workspace) -> 
     if check["kind"] in REFUSED_KINDS:
         return REFUSED_KINDS[check["kind"]]
     if check["kind"] == "keeps":
-        return None  # a file that is there, kept (see `lines_to_keep`)
-    if check["kind"] == "copy" and not (space.real_root / space.relative(check["of"])).is_file():
-        return f"{check['of']} is no file that is there to copy"
+        return None  # a file that is there, kept (see `with_baseline`)
     if (space.real_root / space.relative(path)).exists():
         return f"{path} is there before any work: an input, not a deliverable"
     if check["kind"] == "contains":
@@ -238,7 +236,9 @@ def proposed_checks(
         why = problem(proposal, space, context.command_settings) or not_a_deliverable(
             proposal, request, space
         )
-        check = with_lines(proposal, space)
+        # a baseline is read by code from the files, whatever text a model sent with it
+        baseline_free = {**proposal, "text": ""} if proposal["kind"] == "keeps" else proposal
+        check = with_baseline(baseline_free, space)
         if why:
             notes.append(f"dropped the proposed check {name}: {why}")
         elif len(kept) >= MAX_PROPOSED_CHECKS:

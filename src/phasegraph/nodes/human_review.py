@@ -28,7 +28,7 @@ from phasegraph.facts.checks import assign_checks, evaluate_checks, number_check
 from phasegraph.models.structured import describe_validation_error
 from phasegraph.nodes.deps import context_of
 from phasegraph.progress import emit
-from phasegraph.state import Limits, State
+from phasegraph.state import CheckRecord, Limits, State
 from phasegraph.state.feedback import (
     ACTIONS_BY_KIND,
     Allow,
@@ -39,7 +39,7 @@ from phasegraph.state.feedback import (
     Modify,
     Reject,
 )
-from phasegraph.tools.checks import record, validate_checks
+from phasegraph.tools.checks import label, record, validate_checks
 
 
 def person_available(limits: Limits) -> bool:
@@ -90,6 +90,19 @@ def parse_feedback(
         except CheckError as exc:
             raise FeedbackError(f"edit does not fit the pending {kind}: {exc}") from None
     return parsed
+
+
+def kept_baselines(
+    parsed: list[dict[str, Any]], earlier: list[CheckRecord]
+) -> list[dict[str, Any]]:
+    """Edited checks, each ``keeps`` or ``copy`` check given again keeping its first baseline.
+
+    A person edits checks by their labels; the lines a keeps check guards (the digest a copy
+    check wants) were read when it was first set, before any work, and re-reading them now
+    would take in what the work has done since.
+    """
+    first = {c["label"]: c["text"] for c in earlier if c["kind"] in ("keeps", "copy")}
+    return [{**c, "text": first.get(label(c), c.get("text", ""))} for c in parsed]
 
 
 def review_question(pending: Mapping[str, Any], error: str = "") -> dict[str, Any]:
@@ -167,7 +180,7 @@ def human_review(state: State, *, runtime: Runtime[Context]) -> dict[str, Any]:
         phases = state["phases"][:index] + [p.model_dump() for p in feedback.phases]
         checks = list(state.get("checks") or [])
         if feedback.checks is not None:
-            parsed = validate_checks(feedback.checks, context)
+            parsed = kept_baselines(validate_checks(feedback.checks, context), checks)
             given = [record(check, "", "review") for check in parsed]
             checks = evaluate_checks(number_checks(given), context)
         update["checks"] = assign_checks(checks, phases)

@@ -20,6 +20,7 @@ must make it true, and its latest result with what code saw (``detail``).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
@@ -118,29 +119,53 @@ def problem(
                 workspace.relative(check["of"])
     except WorkspaceError as exc:
         return f"{label(check)}: {exc}"
-    if check["kind"] == "keeps" and not with_lines(check, workspace).get("text"):
+    if check["kind"] == "copy" and workspace.relative(check["of"]) == workspace.relative(
+        check["path"]
+    ):
+        return f"{label(check)}: a file is always a copy of itself"
+    if check["kind"] in ("keeps", "copy") and not with_baseline(check, workspace).get("text"):
+        if check["kind"] == "copy":
+            return (
+                f"{label(check)}: {check['of']} is no file that is there to copy "
+                f"(of at most {BASELINE_BYTES} bytes)"
+            )
         return f"{label(check)}: {check['path']} is no text file with lines to keep"
     return None
 
 
-def with_lines(check: Mapping[str, Any], workspace: Workspace) -> dict[str, Any]:
-    """A ``keeps`` check with the lines its file holds now (the lines it must keep).
+#: The largest file a ``keeps`` check holds the lines of, or a ``copy`` check the digest of.
+BASELINE_BYTES = 64_000
 
-    Called when the check is set, before the work it guards, so it says the work kept them;
-    a check that has its lines, or of another kind, is returned as it is. A file that is not
-    there, not text or without a line gives no lines (`problem` refuses such a check).
+
+def with_baseline(check: Mapping[str, Any], workspace: Workspace) -> dict[str, Any]:
+    """A ``keeps`` or ``copy`` check with what it compares against, read from the files now.
+
+    Called when the check is set, before the work it guards: a ``keeps`` check gets the lines
+    its file holds (``text``), a ``copy`` check the sha256 of its source (``text``), so later
+    work that changes the source, or the lines, cannot move what the check wants. A check that
+    has its baseline, or of another kind, is returned as it is; a file that is not there, not
+    text or over `BASELINE_BYTES` gives none (`problem` refuses such a check).
     """
-    if check["kind"] != "keeps" or check.get("text"):
+    kind = check["kind"]
+    if kind not in ("keeps", "copy") or check.get("text"):
         return dict(check)
     try:
-        rel = workspace.relative(check["path"])
-        data, size = workspace.read_bytes(rel, workspace.max_read_bytes)
+        rel = workspace.relative(check["path"] if kind == "keeps" else check["of"])
+        data, size = workspace.read_bytes(rel, BASELINE_BYTES)
     except (OSError, WorkspaceError):
         return dict(check)
-    if size > workspace.max_read_bytes or b"\x00" in data:
+    if size > BASELINE_BYTES:
+        return dict(check)
+    if kind == "copy":
+        return {**check, "text": _digest(data)}
+    if b"\x00" in data:
         return dict(check)
     lines = [line.rstrip() for line in data.decode("utf-8", errors="replace").splitlines()]
     return {**check, "text": "\n".join(line for line in lines if line)}
+
+
+def _digest(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def validate_checks(checks: Sequence[object], context: Any) -> list[dict[str, Any]]:
@@ -155,7 +180,7 @@ def validate_checks(checks: Sequence[object], context: Any) -> list[dict[str, An
         why = problem(check, space, context.command_settings)
         if why:
             raise CheckError(f"check {why}")
-        parsed.append(with_lines(check, space))
+        parsed.append(with_baseline(check, space))
     return parsed
 
 
@@ -225,7 +250,7 @@ def _evaluate(
 
 
 #: One number as people write one: a sign, digits (maybe grouped by commas), a decimal part.
-NUMBER = regex.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+NUMBER = regex.compile(r"[-+]?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?")
 
 
 def _compare(
@@ -233,6 +258,8 @@ def _compare(
 ) -> tuple[bool, str]:
     """A ``number``, ``keeps`` or ``copy`` check of a file's bytes (``data``, ``size`` long)."""
     path, text = check["path"], data.decode("utf-8", errors="replace")
+    if size > len(data):
+        return False, f"{path} ({size} bytes) is over the read limit: code cannot read it whole"
     if check["kind"] == "number":
         if NUMBER.fullmatch(text.strip()):
             return True, f"{path} holds one number, {text.strip()}"
@@ -244,12 +271,14 @@ def _compare(
             return True, f"{path} still holds each line it had"
         return False, f"{path} lost {len(lost)} of the lines it had, first {_short(lost[0], 60)!r}"
     source = check.get("of", "")
-    if not os.path.lexists(workspace.real_root / workspace.relative(source)):
-        return False, absent(source)
-    original, _ = workspace.read_bytes(workspace.relative(source), workspace.max_read_bytes)
-    if data == original:
-        return True, f"{path} holds the same bytes as {source}"
-    return False, f"{path} ({size} bytes) differs from {source} ({len(original)} bytes)"
+    if _digest(data) == (check["text"] or _digest(_now(source, workspace))):
+        return True, f"{path} holds the same bytes as {source} had"
+    return False, f"{path} ({size} bytes) differs from what {source} held"
+
+
+def _now(path: str, workspace: Workspace) -> bytes:
+    """A file's bytes now (a copy check set without its source's digest, from an old thread)."""
+    return workspace.read_bytes(workspace.relative(path), workspace.max_read_bytes)[0]
 
 
 #: The pattern of a file that holds some text (not only spaces): a deliverable's check.
