@@ -9,11 +9,8 @@ ANALYSE_SYSTEM = """You analyse a request before any work starts. Call request_a
 Extract the core goal, the requirements and constraints, judge the complexity, name the task type
 (research or analysis when nothing may be changed; writing, coding or data when files are to be
 created or changed; or other) and estimate how many phases (1-5) the work needs. In
-files_to_write, name the files the request asks to create, write or change; in checks, say what
-code can check of them: contains, for a text the request says such a file must hold; number, for
-a file that is to hold one number alone (a count, a sum); copy, for a file that is to hold the
-same bytes as another; keeps, for a file that is there and must keep its lines (lines added to
-it); command, for a command the request says must succeed. Set clarification_needed only
+files_to_write, name the files the request asks to create, write or change; in checks, add a
+contains check for a text the request says such a file must hold. Set clarification_needed only
 when the request cannot be worked at all without an answer, and then ask short, concrete
 questions."""
 

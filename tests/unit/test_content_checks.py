@@ -5,7 +5,6 @@ and holding a phase open when the judge calls wrong work done."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 from test_checks import ALLOWED, run
@@ -126,39 +125,23 @@ def test_checks_edited_at_a_review_keep_the_baselines_read_when_first_set() -> N
     assert [c.get("text") for c in kept] == ["Ada\nGrace", ""]
 
 
-def analysed(tmp_path: Path, request: str, proposed: list[dict[str, Any]]) -> dict[str, Any]:
-    steps = script(request_analyser=[{**ANALYSIS, "checks": proposed}])
-    out, _, _ = start(tmp_path, steps, request=request, max_steps=1)
-    return out
-
-
-def test_the_analysis_keeps_the_new_kinds_where_the_request_names_the_files(
-    tmp_path: Path,
-) -> None:
-    (tmp_path / "names.txt").write_text("Ada\nGrace\n")
+def test_the_analysis_is_not_offered_the_kinds_for_callers(tmp_path: Path) -> None:
     (tmp_path / "setup.cfg").write_text("x\n")
     proposed = [
-        {"kind": "number", "path": "count.txt"},  # named, not there yet: kept
-        # there: kept although it holds before work; its lines are read by code, not taken
-        {"kind": "keeps", "path": "names.txt", "text": "nothing"},
-        {"kind": "copy", "path": "old.cfg", "of": "setup.cfg"},  # named source: kept
-        {"kind": "copy", "path": "b.cfg", "of": "setup.cfg"},  # b.cfg is not named
+        {"kind": "number", "path": "count.txt"},
+        {"kind": "copy", "path": "old.cfg", "of": "setup.cfg"},
+        {"kind": "exists", "path": "count.txt"},  # a kind it is offered: kept
     ]
-    request = "Count names.txt's lines into count.txt, copy setup.cfg to old.cfg, keep names.txt"
-    out = analysed(tmp_path, request, proposed)
-    kept = {c["label"]: c for c in out["checks"] if c["source"] == "analysis"}
-    assert list(kept) == ["number:count.txt", "keeps:names.txt", "copy:old.cfg:setup.cfg"]
-    assert kept["keeps:names.txt"]["text"] == "Ada\nGrace"
+    request = "Count the lines of setup.cfg into count.txt and copy setup.cfg to old.cfg"
+    steps = script(request_analyser=[{**ANALYSIS, "checks": proposed}])
+    out, _, model = start(tmp_path, steps, request=request, max_steps=1)
+    (spec,) = model.tools_of("request_analyser")[0]
+    offered = str(spec["function"]["parameters"]["properties"]["checks"])
+    assert "ExistsCheck" in offered and "NumberCheck" not in offered
+    kept = [c["label"] for c in out["checks"] if c["source"] == "analysis"]
+    assert kept == ["matches:count.txt:\\S"]
     notes = out["structured_request"]["check_notes"]
-    assert any("copy:b.cfg:setup.cfg: the request does not name b.cfg" in n for n in notes)
-
-
-def test_the_analysis_drops_a_copy_of_a_file_that_is_not_there(tmp_path: Path) -> None:
-    proposal = {"kind": "copy", "path": "b.txt", "of": "a.txt"}
-    out = analysed(tmp_path, "copy a.txt to b.txt", [proposal])
-    assert not [c for c in out["checks"] if c["source"] == "analysis"]
-    assert any("a.txt is no file that is there to copy" in n
-               for n in out["structured_request"]["check_notes"])  # fmt: skip
+    assert sum("dropped the proposed check {'kind': " in n for n in notes) == 2
 
 
 def test_a_number_check_holds_a_phase_open_over_a_judge_that_calls_a_search_done(
@@ -167,13 +150,9 @@ def test_a_number_check_holds_a_phase_open_over_a_judge_that_calls_a_search_done
     (tmp_path / "app.log").write_text("ERROR a\nok\nERROR b\n")
     pasted = "ERROR a\nERROR b\n[2 matching lines]\n"
     plan = round_plan(("w", "write_file", {"path": "errors.txt", "content": pasted}))
-    steps = script(
-        request_analyser=[{**ANALYSIS, "checks": [{"kind": "number", "path": "errors.txt"}]}],
-        plan_tool_call=[plan],
-        judge_tasks=[judgement()],  # "done, 1.0" each round
-    )
+    steps = script(plan_tool_call=[plan], judge_tasks=[judgement()])  # "done, 1.0" each round
     request = "Count the lines of app.log with ERROR and write the count to errors.txt"
-    out, _, model = start(tmp_path, steps, request=request, max_steps=8)
+    out, _, model = start(tmp_path, steps, ["number:errors.txt"], request=request, max_steps=8)
     assert out["status"] != "completed"
     assert "errors.txt must hold one number and nothing else" in str(
         model.calls_of("plan_tool_call")[-1][-1].content
@@ -183,21 +162,21 @@ def test_a_number_check_holds_a_phase_open_over_a_judge_that_calls_a_search_done
 
 
 @pytest.mark.parametrize(
-    ("proposal", "content", "request_text"),
+    ("given", "content", "request_text"),
     [
         ({"kind": "keeps", "path": "names.txt"}, "Ada\nZoe\n", "add Zoe to names.txt"),
         ({"kind": "number", "path": "n.txt"}, "7\n", "write the count to n.txt"),
     ],
 )
 def test_a_keeps_or_number_check_alone_does_not_vouch_for_the_content(
-    tmp_path: Path, proposal: dict[str, str], content: str, request_text: str
+    tmp_path: Path, given: dict[str, str], content: str, request_text: str
 ) -> None:
     (tmp_path / "names.txt").write_text("Ada\n")
-    path = proposal["path"]
+    path = given["path"]
     plan = round_plan(("w", "write_file", {"path": path, "content": content}))
-    steps = script(request_analyser=[{**ANALYSIS, "checks": [proposal]}], plan_tool_call=[plan])
-    out, _, _ = start(tmp_path, steps, request=request_text)
+    steps = script(plan_tool_call=[plan])
+    out, _, _ = start(tmp_path, steps, [given], request=request_text)
     assert out["status"] == "completed"
     (written,) = [f for f in out["evidence"]["files"] if f["path"] == path]
-    assert written["vouched_by"] == "presence" and written["checks"] == [label(proposal)]
+    assert written["vouched_by"] == "presence" and written["checks"] == [label(given)]
     assert out["evidence"]["verified"] is False

@@ -99,7 +99,10 @@ def in_words(check: Mapping[str, Any]) -> str:
         case "matches":
             return f"{check['path']} must be as the request asks ({SAID_BY_EXPRESSION})"
         case "number":
-            return f"{check['path']} must hold one number and nothing else"
+            return (
+                f"{check['path']} must hold one number and nothing else (code does not check "
+                "that it is the number the request asks for)"
+            )
         case "keeps":
             return f"{check['path']} must still hold each line it had before the work"
         case "copy":
@@ -174,8 +177,10 @@ def still_to_do(check: CheckRecord) -> str:
         case "matches":
             return f"change {check['path']} as the request asks ({check['detail']})"
         case "number":
-            wanted = "the one number the request asks for"
-            return f"write {check['path']} with {wanted} ({check['detail']})"
+            return (
+                f"work out from the inputs the number the request asks for, then write only "
+                f"that number to {check['path']} ({check['detail']})"
+            )
         case "keeps":
             return f"put back into {check['path']} the lines it had ({check['detail']})"
         case "copy":

@@ -134,10 +134,10 @@ def caller_checks(given: list[Any], space: Workspace) -> list[CheckRecord]:
     return kept + [record(check, "", "caller") for check in raw]
 
 
-#: Kinds of check the analysis may not propose, and why: a kind whose proposals are wrong more
-#: often than right (`python -m bench.proposals` counts them on requests with a known right
-#: result; docs/benchmarks.md) holds right work open. ``number``, ``keeps`` and ``copy`` are
-#: offered: a number check was right in 4 of 5 proposals on the default model.
+#: Kinds of check the analysis's schema offers but code drops, and why: a kind whose proposals
+#: are wrong more often than right (`python -m bench.proposals` counts them on requests with a
+#: known right result; docs/benchmarks.md) holds right work open. The kinds it is not offered
+#: at all are in `phasegraph.state.checks.ProposedCheck`.
 REFUSED_KINDS = {
     "matches": "a pattern is a guess about the result, not something the request gives",
 }
@@ -154,14 +154,11 @@ def not_a_deliverable(check: dict[str, Any], request: str, space: Workspace) -> 
     said = " ".join(request.casefold().split())
     if check["kind"] == "command":
         return None if check["argv"][0].casefold() in said else "the request names no such command"
-    for path in (check["path"], check.get("of") or check["path"]):
-        if path.strip().removeprefix("./").casefold() not in said:
-            return f"the request does not name {path}"
-    path = check["path"]
+    path = check["path"].strip().removeprefix("./")
+    if path.casefold() not in said:
+        return f"the request does not name {path}"
     if check["kind"] in REFUSED_KINDS:
         return REFUSED_KINDS[check["kind"]]
-    if check["kind"] == "keeps":
-        return None  # a file that is there, kept (see `with_baseline`)
     if (space.real_root / space.relative(path)).exists():
         return f"{path} is there before any work: an input, not a deliverable"
     if check["kind"] == "contains":
@@ -231,14 +228,11 @@ def proposed_checks(
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     kept: list[CheckRecord] = []
     notes: list[str] = []
-    for proposal in proposals:
-        name = label(proposal)
-        why = problem(proposal, space, context.command_settings) or not_a_deliverable(
-            proposal, request, space
+    for check in proposals:
+        name = label(check)
+        why = problem(check, space, context.command_settings) or not_a_deliverable(
+            check, request, space
         )
-        # a baseline is read by code from the files, whatever text a model sent with it
-        baseline_free = {**proposal, "text": ""} if proposal["kind"] == "keeps" else proposal
-        check = with_baseline(baseline_free, space)
         if why:
             notes.append(f"dropped the proposed check {name}: {why}")
         elif len(kept) >= MAX_PROPOSED_CHECKS:
@@ -248,7 +242,7 @@ def proposed_checks(
             kept.append(record(deliverable(check), "", "analysis"))
     still: list[CheckRecord] = []
     for evaluated in evaluate_checks(kept, context):
-        if evaluated["passed"] and evaluated["kind"] != "keeps":
+        if evaluated["passed"]:
             notes.append(
                 f"dropped the proposed check {evaluated['label']}: it holds before any work"
             )

@@ -99,11 +99,17 @@ AnyCheck = (
 Check = Annotated[AnyCheck, Field(discriminator="kind")]
 """A check as validation reads it: by its kind, so an error names the fields of that kind."""
 
+ProposedCheck = ExistsCheck | ContainsCheck | MatchesCheck | CommandCheck
+"""The kinds the request analysis is offered. ``number``, ``keeps`` and ``copy`` are for callers
+and people: offered to the analysis, they made whole runs worse (docs/benchmarks.md,
+2026-11-26: the default model's suite 10 -> 7 of 12, two saying completed over a failed check)."""
+
 
 #: Checks the analysis may propose; more are dropped with a note.
 MAX_PROPOSED_CHECKS = 3
 
 CHECK: TypeAdapter[Any] = TypeAdapter(Check)
+PROPOSED: TypeAdapter[Any] = TypeAdapter(Annotated[ProposedCheck, Field(discriminator="kind")])
 
 
 def first_error(exc: Exception) -> str:

@@ -17,9 +17,9 @@ from pydantic import Field, ValidationError, ValidationInfo, field_validator, mo
 from pydantic.json_schema import SkipJsonSchema
 
 from phasegraph.state.checks import (
-    CHECK,
     MAX_PROPOSED_CHECKS,
-    AnyCheck,
+    PROPOSED,
+    ProposedCheck,
     first_error,
     normalise_check,
 )
@@ -79,11 +79,10 @@ class StructuredRequest(Result):
     clarification_questions: list[str] = Field(
         default_factory=list, description="Questions for the person, when clarification is needed."
     )
-    checks: list[AnyCheck] = Field(
+    checks: list[ProposedCheck] = Field(
         default_factory=list,
-        description="Facts code can check of the deliverables the request names: a file it "
-        "asks to write exists, contains a text the request gives, holds one number, is a copy "
-        "of another file, keeps its lines. Empty if it names none.",
+        description="Facts that show the deliverables the request names are there: a file it "
+        "asks to write exists, or contains a text the request gives. Empty if it names none.",
         # stated to the model; the analysis keeps at most this many usable ones
         json_schema_extra={"maxItems": MAX_PROPOSED_CHECKS},
     )
@@ -100,7 +99,7 @@ class StructuredRequest(Result):
         kept, notes = [], []
         for item in data["checks"]:
             try:
-                kept.append(CHECK.validate_python(normalise_check(item)))
+                kept.append(PROPOSED.validate_python(normalise_check(item)))
             except (ValidationError, TypeError, AttributeError) as exc:
                 notes.append(f"dropped the proposed check {item!r}: {first_error(exc)}")
         return {**data, "checks": kept, "check_notes": notes}
