@@ -90,6 +90,7 @@ def test_a_callers_tool_that_declares_its_file_is_held_to_the_same_evidence(
     assert [(f["path"], f["vouched_by"]) for f in out["evidence"]["files"]] == [
         ("note.txt", "judge")
     ]
+    (tmp_path / "note.txt").unlink()  # a check that held before the work vouches for nothing
     out = invoke(tmp_path, "keep a note", ["contains:note.txt:remember"], plan=plan,
                  tools=[save_note])  # fmt: skip
     assert out["evidence"]["verified"] is True
@@ -116,6 +117,7 @@ def test_a_command_check_reads_a_file_only_when_its_output_must_hold_a_text(
     out = invoke(tmp_path, "greet the reader", ["cmd:cat out.txt"])  # cat succeeds on any file
     assert out["status"] == "completed" and out["evidence"]["verified"] is False
     assert out["evidence"]["files"][0]["vouched_by"] == "presence"
+    (tmp_path / "out.txt").unlink()  # else the check holds before the work (see below)
     out = invoke(tmp_path, "greet the reader", ["cmd:cat out.txt => hello"])
     assert out["evidence"]["verified"] is True
 
@@ -179,3 +181,14 @@ def test_a_scratch_file_written_and_removed_is_not_a_deliverable(tmp_path: Path)
     assert {f["path"]: f["exists"] for f in named["files"]} == {"out.txt": True,
                                                                "scratch.txt": False}  # fmt: skip
     assert named["verified"] is False
+
+
+def test_a_check_that_held_before_the_work_does_not_vouch_for_it(tmp_path: Path) -> None:
+    (tmp_path / "in.txt").write_text("hello and a line to delete\n")
+    # the caller's check holds before any work, so it shows nothing of what the work did
+    out = invoke(tmp_path, "greet the reader", ["contains:in.txt:hello"])
+    assert out["status"] == "completed" and out["checks"][0]["held_before"] is True
+    vouched = {f["path"]: f["vouched_by"] for f in out["evidence"]["files"]}
+    assert vouched == {"out.txt": "judge", "in.txt": "presence"}
+    assert out["evidence"]["verified"] is False
+    assert "its content rests on the judge's word alone" in out["final_summary"]

@@ -70,9 +70,11 @@ def reads_content(check: CheckRecord) -> bool:
 def vouching(rel: str, checks: Sequence[CheckRecord], space: Workspace) -> DeliverableEvidence:
     """What vouches for one deliverable: ``checks`` where a passing check reads its content.
 
-    A check reads a file's content as `reads_content` says. Where the passing checks that name
-    it say only that it is there, its content rests on the judge's word (``presence``); where
-    no passing check names it, ``judge``. The failing checks that name it are listed too.
+    A check reads a file's content as `reads_content` says, and vouches for the work only if it
+    did not already pass before the work began (``held_before``): a text an input held all
+    along says nothing of the change asked of it. Where the passing checks that name it say
+    only that it is there, or held before, its content rests on the judge's word
+    (``presence``); where no passing check names it, ``judge``. Failing checks are listed too.
     """
     content, presence, failing = [], [], []
     for check in checks:
@@ -80,7 +82,7 @@ def vouching(rel: str, checks: Sequence[CheckRecord], space: Workspace) -> Deliv
             continue
         if check.get("passed") is not True:
             failing.append(check["label"])
-        elif reads_content(check):
+        elif reads_content(check) and not check.get("held_before"):
             content.append(check["label"])
         else:
             presence.append(check["label"])

@@ -251,6 +251,15 @@ def proposed_checks(
     return still, notes
 
 
+def at_start(checks: list[CheckRecord]) -> list[CheckRecord]:
+    """The checks as evaluated before any work, each saying whether it already held then.
+
+    A check that held before the work shows nothing the work did (`facts.deliverables`); the
+    mark is set once, by the first analysis, and kept by later ones.
+    """
+    return [{**c, "held_before": c.get("held_before", c["passed"] is True)} for c in checks]
+
+
 def request_fallback(request: str) -> StructuredRequest:
     """The request itself as the goal, when the analysis gave nothing usable (SPEC section 1)."""
     goal = clip(request, 400)
@@ -307,7 +316,7 @@ def analyse(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     added, notes = proposed_checks(
         proposals, state["request"], {c["label"] for c in checks}, context
     )
-    update["checks"] = number_checks(evaluate_checks(checks, context) + added)
+    update["checks"] = number_checks(at_start(evaluate_checks(checks, context) + added))
     update["structured_request"] = request.model_dump(exclude={"checks"}) | {
         "check_notes": [*request.check_notes, *notes]
     }

@@ -217,6 +217,8 @@ class CheckRecord(TypedDict):
     """Text a command's output must contain (empty: any)."""
     of: NotRequired[str]
     """File a copy check compares with (absent in threads from before copy checks)."""
+    held_before: NotRequired[bool]
+    """Whether it already passed when the run began, before any work (set by the analysis)."""
     label: str
     """The check in its command-line form, e.g. contains:sum.txt:12."""
     source: CheckSource
