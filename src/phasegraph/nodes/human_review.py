@@ -39,7 +39,7 @@ from phasegraph.state.feedback import (
     Modify,
     Reject,
 )
-from phasegraph.tools.checks import label, record, validate_checks
+from phasegraph.tools.checks import BASELINE_KINDS, label, record, validate_checks
 
 
 def person_available(limits: Limits) -> bool:
@@ -101,7 +101,7 @@ def kept_baselines(
     check wants) were read when it was first set, before any work, and re-reading them now
     would take in what the work has done since.
     """
-    first = {c["label"]: c["text"] for c in earlier if c["kind"] in ("keeps", "copy")}
+    first = {c["label"]: c["text"] for c in earlier if c["kind"] in BASELINE_KINDS}
     return [{**c, "text": first.get(label(c), c.get("text", ""))} for c in parsed]
 
 

@@ -66,7 +66,7 @@ class KeepsCheck(Result):
     kind: Literal["keeps"]
     path: str = Field(min_length=1, description="File, relative to the workspace root.")
     text: SkipJsonSchema[str] = Field(default="", exclude=False)
-    """The lines it had, one per line; filled by code from the file when the run begins."""
+    """The lines it had, one per line; filled by code from the file when the check is set."""
 
 
 class CopyCheck(Result):

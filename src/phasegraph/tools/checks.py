@@ -123,7 +123,7 @@ def problem(
         check["path"]
     ):
         return f"{label(check)}: a file is always a copy of itself"
-    if check["kind"] in ("keeps", "copy") and not with_baseline(check, workspace).get("text"):
+    if check["kind"] in BASELINE_KINDS and not with_baseline(check, workspace).get("text"):
         if check["kind"] == "copy":
             return (
                 f"{label(check)}: {check['of']} is no file that is there to copy "
@@ -135,6 +135,8 @@ def problem(
 
 #: The largest file a ``keeps`` check holds the lines of, or a ``copy`` check the digest of.
 BASELINE_BYTES = 64_000
+#: Kinds that compare with a baseline read when the check is set (see `with_baseline`).
+BASELINE_KINDS = ("keeps", "copy")
 
 
 def with_baseline(check: Mapping[str, Any], workspace: Workspace) -> dict[str, Any]:
@@ -147,7 +149,7 @@ def with_baseline(check: Mapping[str, Any], workspace: Workspace) -> dict[str, A
     text or over `BASELINE_BYTES` gives none (`problem` refuses such a check).
     """
     kind = check["kind"]
-    if kind not in ("keeps", "copy") or check.get("text"):
+    if kind not in BASELINE_KINDS or check.get("text"):
         return dict(check)
     try:
         rel = workspace.relative(check["path"] if kind == "keeps" else check["of"])
