@@ -26,7 +26,6 @@ ProgressEvent = Literal[
     "review_answered",
     "stage_failed",
     "stage_fallback",
-    "stage_by_code",
     "checks_evaluated",
     "summary_ready",
 ]

@@ -66,12 +66,11 @@ Constraints: {constraints}
 
 {earlier}Current phase {phase_number} of {phase_total}: {phase_name} (id {phase_id})
 Phase goal: {phase_goal}
+Round {round} of at most {round_limit}.
 
 Tools you may use:
 {tools}
-{workspace}{named}
-Round {round} of at most {round_limit}.
-{history}{checks}{reflection}"""
+{workspace}{named}{history}{checks}{reflection}"""
 
 #: What the fields of a planned task mean, said once in the plan's schema (its per-tool task
 #: forms are bare, see `phasegraph.nodes.plan.plan_parameters`).

@@ -60,7 +60,7 @@ def test_free_text_states_a_length_that_validation_does_not_enforce() -> None:
     # 0.5B default filled user_summary until its answer was cut off); others may write more
     props = function_spec("judge_tasks", Judgement)["function"]["parameters"]["properties"]
     assert props["user_summary"]["maxLength"] == 300
-    assert props["internal_analysis"]["maxLength"] == 200
+    assert props["internal_analysis"]["maxLength"] == 600
     long = judgement() | {"user_summary": "All done. " * 90}
     result, _ = call([long], Judgement, "judge_tasks", retries=0)
     assert result.value is not None and len(result.value.user_summary) == 900

@@ -29,7 +29,6 @@ from phasegraph.progress import emit
 from phasegraph.state import CheckRecord, PhasePlan, State
 from phasegraph.state.result import clip
 from phasegraph.state.schemas import DEFAULT_ROUNDS, MAX_ROUNDS, NAME_CHARS
-from phasegraph.state.state import CodeAnswer
 
 
 def _words(name: str) -> str:
@@ -131,31 +130,10 @@ def shaped(
     return phases, None
 
 
-def known_plan(state: State) -> list[dict[str, Any]] | None:
-    """The phases when code knows them without asking: one, for a request analysed as simple.
-
-    A simple job's phases are merged into one whatever the planner answers (`fits_one_phase`),
-    so its answer would cost a model call and change nothing.
-    """
-    if (state.get("structured_request") or {}).get("complexity") == "simple":
-        return [one_phase(state, [])]
-    return None
-
-
 def phase_plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
-    """Plan the phases (the model, unless code knows them); hold them for review when it is on."""
+    """Plan the phases with the model; hold them for review when it is on."""
     context = context_of(runtime)
     checks = list(state.get("checks") or [])
-    known = known_plan(state)
-    if known is not None:
-        action = "one phase: the request is simple"
-        emit(runtime, "stage_by_code", node="phase_plan", action=action)
-        answered: CodeAnswer = {
-            "stage": "phase_plan",
-            "reason": "the analysis found the request simple",
-            "action": action,
-        }
-        return {"code_answers": [answered]} | _planned(state, known, action, checks, runtime)
     messages = [
         SystemMessage(prompts.PHASE_PLAN_SYSTEM.format(max_phases=context.max_phases)),
         HumanMessage(

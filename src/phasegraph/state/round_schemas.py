@@ -36,7 +36,7 @@ class Task(Result):
     purpose: str = Field(
         default="",
         description="Why this call helps the phase goal.",
-        json_schema_extra=at_most(100),
+        json_schema_extra=at_most(200),
     )
     justification: str | None = Field(
         default=None, description="Only to ask a person for a tool outside the allowed list."
@@ -139,7 +139,7 @@ class TaskEvaluation(Result):
     task_id: str
     status: Literal["done", "failed", "partial"]
     quality: int = Field(ge=0, le=10)
-    comment: str = Field(default="", json_schema_extra=at_most(100))
+    comment: str = Field(default="", json_schema_extra=at_most(200))
 
     @model_validator(mode="before")
     @classmethod
@@ -171,7 +171,7 @@ class Judgement(Result):
         ge=0.0, le=1.0, description="How much of the phase goal is done, from 0.0 to 1.0."
     )
     phase_completed: bool
-    internal_analysis: str = Field(default="", json_schema_extra=at_most(200))
+    internal_analysis: str = Field(default="", json_schema_extra=at_most(600))
     next_action: NextAction
     failed_reason: str | None = None
     question: str | None = Field(default=None, description="Required when next_action is ask_user.")

@@ -247,7 +247,7 @@ class Fallback(TypedDict):
 
 
 class CodeAnswer(TypedDict):
-    """A stage whose answer code knew already, so the model was not asked (SPEC section 1)."""
+    """A stage code answered without asking the model (threads of 593539c..d2716b1)."""
 
     stage: str
     """The node whose question code answered."""
@@ -368,7 +368,7 @@ class State(TypedDict, total=False):
     fallbacks: Annotated[list[Fallback], history()]
     """Every stage whose answers could not be used, and what code decided instead."""
     code_answers: Annotated[list[CodeAnswer], history()]
-    """Every stage code answered without asking the model, because the answer was known."""
+    """Stages code answered unasked, in threads of versions that did (kept: they resume)."""
     shortfalls: list[str]
     """What kept an ended run from `completed`: phases that ended short, checks that fail."""
     pending_review: dict[str, Any] | None
