@@ -341,6 +341,16 @@ def test_research_may_not_write_and_the_plan_prompt_lists_only_allowed_tools() -
     assert out["status"] == "completed"
 
 
+def test_the_plan_prompt_names_the_round_after_the_phase_and_before_the_tools() -> None:
+    # measured: the round placed after the tools and workspace changed a small model's plans
+    # and judgements for the worse on tasks never tuned on (docs/benchmarks.md, e1013e3)
+    script = make_script(phase_planner=[phases("p1")])
+    _, _, model, *_ = run_graph(script, sleepy_tools([]))
+    prompt = str(model.calls_of("plan_tool_call")[0][-1].content)
+    goal, round_line = prompt.index("Phase goal:"), prompt.index("Round 1 of at most")
+    assert goal < round_line < prompt.index("Tools you may use:")
+
+
 def test_forbidden_tool_is_never_executed_even_when_the_model_insists() -> None:
     log: list[str] = []
     research = dict(ANALYSIS, task_type="research")
