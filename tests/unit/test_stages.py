@@ -60,13 +60,19 @@ def test_every_stage_is_its_own_step_and_each_update_a_dict(tools) -> None:
     assert graph.get_state(config).values["status"] == "completed"
 
 
-def test_a_pause_shows_its_question_to_command_resume_users(tools) -> None:
+def paused_for_plan_review(tools: Any, thread_id: str) -> tuple[Any, dict[str, Any], Context]:
+    """A scripted run paused at its plan review: the graph, the thread's config, the context."""
     graph = build_graph(model=ScriptedChatModel(script=make_script()), tools=tools,
                         checkpointer=InMemorySaver())  # fmt: skip
-    config = {"configurable": {"thread_id": "ask"}}
+    config: dict[str, Any] = {"configurable": {"thread_id": thread_id}}
     context = Context(review="plan")
     final_state(graph, {"request": "go"}, config, context=context)
     assert graph.get_state(config).next == ("human_review",)
+    return graph, config, context
+
+
+def test_a_pause_shows_its_question_to_command_resume_users(tools) -> None:
+    graph, config, context = paused_for_plan_review(tools, "ask")
     # an answer that does not fit: still paused, in human_review, the question and the error
     # in LangGraph's interrupts
     wrong = Command(resume={"action": "answer", "answer": "x"})
@@ -82,11 +88,7 @@ def test_a_pause_shows_its_question_to_command_resume_users(tools) -> None:
 
 def test_a_thread_paused_by_a_version_that_answered_stages_by_code_resumes(tools) -> None:
     # versions 593539c..d2716b1 wrote code_answers; a paused thread holding it must go on
-    graph = build_graph(model=ScriptedChatModel(script=make_script()), tools=tools,
-                        checkpointer=InMemorySaver())  # fmt: skip
-    config = {"configurable": {"thread_id": "old"}}
-    context = Context(review="plan")
-    final_state(graph, {"request": "go"}, config, context=context)
+    graph, config, context = paused_for_plan_review(tools, "old")
     earlier = {"stage": "phase_plan", "reason": "simple", "action": "one phase"}
     graph.update_state(config, {"code_answers": [earlier]}, as_node="phase_plan")
     assert graph.get_state(config).next == ("human_review",)
