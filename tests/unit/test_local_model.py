@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import sys
 import tomllib
@@ -82,7 +83,29 @@ def test_the_model_is_assembled_once_and_verified(parts: Path) -> None:
     messages.clear()
     assert default_model_path(messages.append) == path
     assert path.stat().st_mtime_ns == stamp and messages == []  # not assembled again
-    assert [p.name for p in parts.iterdir()] == [path.name]  # no temporary file left
+    # no temporary file left; the check is recorded beside the file
+    assert sorted(p.name for p in parts.iterdir()) == [path.name, f"{path.name}.verified"]
+
+
+def test_a_later_process_trusts_the_recorded_check_until_the_file_changes(
+    parts: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = default_model_path()
+    embedded_models._verified.clear()  # a new process
+    hashed: list[Path] = []
+    real_sha256_of = embedded_models.sha256_of
+    monkeypatch.setattr(
+        embedded_models, "sha256_of", lambda p: hashed.append(p) or real_sha256_of(p)
+    )
+    assert default_model_path() == path and hashed == []  # the record stood for the hash
+    embedded_models._verified.clear()
+    times = path.stat()
+    with path.open("r+b") as handle:  # the same size, and the old modification time put back
+        handle.write(b"X")
+    os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
+    messages: list[str] = []
+    assert default_model_path(messages.append).read_bytes() == b"".join(PARTS)
+    assert hashed == [path] and any("does not match its sha256" in m for m in messages)
 
 
 def test_a_damaged_cached_file_is_assembled_again(parts: Path) -> None:
@@ -452,3 +475,4 @@ def test_saved_states_keep_within_their_bound_counting_every_array() -> None:
     with pytest.raises(KeyError):
         cache[[5]]
     assert [5] not in cache and [7] in cache
+

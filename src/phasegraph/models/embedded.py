@@ -2,8 +2,11 @@
 
 Each model ships as packages named ``<prefix>1`` ... ``<prefix>N``, each holding
 ``data/partNN.bin``; concatenated in order they are one GGUF file. It is assembled once into a
-cache directory (``PHASEGRAPH_CACHE_DIR``, else the user's cache) and its sha256 checked before
-its first use in a process, so a damaged or tampered part is refused, never run. Each is
+cache directory (``PHASEGRAPH_CACHE_DIR``, else the user's cache) and its sha256 checked, so a
+damaged or tampered part is refused, never run. The check is recorded beside the file with what
+identifies it on disk (size, modification and change times, inode): a later process trusts a
+file none of these has changed for, and hashes any other again (1-2 s for 1.1 GB). Writing to
+the file changes its change time, which no program can set back. Each is
 offered by name (``--model local:qwen2.5-coder-1.5b``); `DEFAULT` is the one with no name, the
 model that got the most work done on the local suite within the time the README promises
 (docs/benchmarks.md).
@@ -11,6 +14,7 @@ model that got the most work done on the local suite within the time the README 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import threading
@@ -159,6 +163,7 @@ def model_path(
         finally:
             temp.unlink(missing_ok=True)
         _verified.add(_stamp(target))
+        _record(target, model.sha256)
         return target
 
 
@@ -173,10 +178,36 @@ def _stamp(path: Path) -> tuple[str, int, float]:
     return (str(path), stat.st_size, stat.st_mtime)
 
 
+def _identity(path: Path, sha256: str) -> str:
+    """The file's sha256 with what changes when anything writes to it."""
+    stat = path.stat()
+    return f"{sha256} {stat.st_size} {stat.st_mtime_ns} {stat.st_ctime_ns} {stat.st_ino}\n"
+
+
+def _record_path(path: Path) -> Path:
+    return path.with_name(f"{path.name}.verified")
+
+
+def _record(path: Path, sha256: str) -> None:
+    """Record that ``path`` hashed to ``sha256`` as it is now (not at all if it cannot)."""
+    with contextlib.suppress(OSError):
+        _record_path(path).write_text(_identity(path, sha256))
+
+
+def _recorded(path: Path, sha256: str) -> bool:
+    """Whether an earlier process hashed ``path`` to ``sha256`` and nothing changed it since."""
+    try:
+        return _record_path(path).read_text() == _identity(path, sha256)
+    except OSError:
+        return False
+
+
 def _verify(path: Path, expected: str) -> bool:
     if _stamp(path) in _verified:
         return True
-    if sha256_of(path) != expected:
-        return False
+    if not _recorded(path, expected):
+        if sha256_of(path) != expected:
+            return False
+        _record(path, expected)
     _verified.add(_stamp(path))
     return True
