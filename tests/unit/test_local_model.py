@@ -476,3 +476,25 @@ def test_saved_states_keep_within_their_bound_counting_every_array() -> None:
         cache[[5]]
     assert [5] not in cache and [7] in cache
 
+
+def test_every_call_runs_on_the_one_model_thread_whichever_thread_asks(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    class ThreadNoting(FakeLlama):
+        def create_chat_completion(self, **request: Any) -> dict[str, Any]:
+            threads.append(threading.current_thread().name)
+            return super().create_chat_completion(**request)
+
+    threads: list[str] = []
+    fake = ThreadNoting(["words"])
+    monkeypatch.setattr(local_model, "load_llama", lambda *_a: (fake, threading.Lock()))
+    model = LocalChatModel(model_path=str(tmp_path / "m.gguf"))
+    # as a graph calls it: from its worker threads, several at once, and from the caller's
+    with ThreadPoolExecutor(3) as pool:
+        answers = list(pool.map(lambda n: model.invoke(f"say {n}").content, range(6)))
+    answers.append(model.invoke("once more").content)
+    assert answers == ["words"] * 7
+    assert len(threads) == 7 and set(threads) == {"phasegraph-model_0"}

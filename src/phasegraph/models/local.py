@@ -13,12 +13,14 @@ tool-call tags. The models the package index carries are assembled and verified 
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -43,6 +45,8 @@ from phasegraph.models.local_format import (
     _within_grammar_limits,
 )
 from phasegraph.models.state_cache import StateCache
+
+_T = TypeVar("_T")
 
 LOCAL_EXTRA_HINT = 'pip install "phasegraph[local]"'
 
@@ -186,6 +190,34 @@ def perf_counters(llm: Any) -> Perf:
     )
 
 
+#: The one thread every call of a local model runs on (see `on_model_thread`).
+_model_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="phasegraph-model")
+
+
+def on_model_thread(call: Callable[[], _T]) -> _T:
+    """``call()`` run on the one thread that runs every local model call, its result returned.
+
+    llama.cpp's CPU backend keeps a team of worker threads (OpenMP) for each thread that calls
+    it; a graph runs its nodes on whichever of its worker threads is free, and calls spread over
+    several teams ran slower than calls from one. The thread also makes calls from parallel
+    branches take turns, as the one context they share needs.
+    """
+    if threading.current_thread().name.startswith("phasegraph-model"):
+        return call()
+    return _model_thread.submit(call).result()
+
+
+def _complete(
+    llm: Any, lock: threading.Lock, chat: list[dict[str, Any]], request: dict[str, Any]
+) -> tuple[dict[str, Any], Perf]:
+    """One chat completion, with what llama.cpp spent on it."""
+    with lock:
+        before = perf_counters(llm)
+        response: dict[str, Any] = llm.create_chat_completion(messages=chat, **request)
+        spent = perf_counters(llm) - before
+    return response, spent
+
+
 class LocalChatModel(BaseChatModel):
     """A LangChain chat model over llama-cpp-python, with grammar-constrained function calls."""
 
@@ -267,10 +299,7 @@ class LocalChatModel(BaseChatModel):
                 "type": "json_object",
                 "schema": _within_grammar_limits(_choice_schema(tools, may_answer=may_answer)),
             }
-        with lock:  # one llama context: calls from parallel branches take turns
-            before = perf_counters(llm)
-            response = llm.create_chat_completion(messages=chat, **request)
-            spent = perf_counters(llm) - before
+        response, spent = on_model_thread(functools.partial(_complete, llm, lock, chat, request))
         choice = response["choices"][0]
         content = choice["message"].get("content") or ""
         usage = response.get("usage") or {}
