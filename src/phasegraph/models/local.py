@@ -44,7 +44,7 @@ from phasegraph.models.local_format import (
     _forced_function,
     _within_grammar_limits,
 )
-from phasegraph.models.state_cache import StateCache
+from phasegraph.models.state_cache import StateCache, install_lean_states
 
 _T = TypeVar("_T")
 
@@ -148,6 +148,7 @@ def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Any, threa
                     verbose=False,
                 )
             grammar_sampler.install(llm, llama_cpp)
+            install_lean_states(llm, llama_cpp)
             if state_cache_mb():
                 llm.set_cache(StateCache(capacity_bytes=state_cache_mb() << 20))
             _loaded[key] = (llm, threading.Lock())

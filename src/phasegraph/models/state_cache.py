@@ -8,7 +8,7 @@ only the KV part against its capacity, so its resident size grew past 17 GB on t
 evaluated again from its last token before sampling, so the rows are never read, as long as
 the model is loaded without ``logits_all``, as `phasegraph.models.local` loads it), and counts
 what it holds, the arrays included (not the token tuples that key them, about 0.1 %), against
-``capacity_bytes``.
+``capacity_bytes``. `install_lean_states` spares the copy of the logits in the first place.
 """
 
 from __future__ import annotations
@@ -92,3 +92,50 @@ class StateCache:
         self.states[key] = state
         while self.cache_size > self.capacity_bytes:
             self.states.popitem(last=False)
+
+
+def install_lean_states(llm: Any, llama_cpp: Any) -> None:
+    """Give ``llm`` (a ``llama_cpp.Llama``) a save and a restore that leave its logits table.
+
+    llama-cpp-python copies the table of logits (a row a token, up to a batch: 311 MB for
+    Qwen2.5) into every state it saves, and writes it back on every restore; with
+    ``logits_all`` off it never fills that table (sampling reads llama.cpp's own logits), so
+    the copies carry nothing. These keep the tokens and llama.cpp's state, as its own do, and
+    one row of zeros where a state's format has logits. A model loaded with ``logits_all``
+    (which logprobs need) keeps llama-cpp-python's own.
+    """
+    import ctypes
+
+    import numpy as np
+    from llama_cpp.llama import LlamaState
+
+    if getattr(llm, "_logits_all", True):
+        return
+
+    def save_state() -> Any:
+        size = int(llama_cpp.llama_state_get_size(llm._ctx.ctx))
+        buffer = (ctypes.c_uint8 * size)()
+        written = int(llama_cpp.llama_state_get_data(llm._ctx.ctx, buffer, size))
+        if written > size:
+            raise RuntimeError("Failed to copy llama state data")
+        return LlamaState(
+            input_ids=llm.input_ids.copy(),
+            scores=np.zeros((1, llm.n_vocab()), dtype=np.single),
+            n_tokens=llm.n_tokens,
+            llama_state=ctypes.string_at(buffer, written),
+            llama_state_size=written,
+            seed=llm._seed,
+        )
+
+    def load_state(state: Any) -> None:
+        llm.input_ids = state.input_ids.copy()
+        llm.n_tokens = state.n_tokens
+        llm._requires_eval = True
+        llm._seed = state.seed
+        size = int(state.llama_state_size)
+        data = (ctypes.c_uint8 * size).from_buffer_copy(state.llama_state)
+        if int(llama_cpp.llama_state_set_data(llm._ctx.ctx, data, size)) != size:
+            raise RuntimeError("Failed to set llama state data")
+
+    llm.save_state = save_state
+    llm.load_state = load_state
