@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import hashlib
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -34,7 +35,8 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from phasegraph import prompts
 from phasegraph.errors import ConfigurationError
 from phasegraph.models import grammar_sampler
-from phasegraph.models.embedded import DEFAULT, EMBEDDED, model_path
+from phasegraph.models.disk_states import DiskStates, keep_opening
+from phasegraph.models.embedded import DEFAULT, EMBEDDED, cache_dir, model_path
 from phasegraph.models.local_format import (
     _as_chat_message,
     _as_chosen_call,
@@ -114,15 +116,40 @@ def _without_extra_buffers(llama_cpp: Any) -> Iterator[None]:
 
 #: Memory the model's saved states may take, by default (``PHASEGRAPH_STATE_CACHE_MB``).
 STATE_CACHE_MB = 1024
+#: Disk the stages' opening states may take, by default (``PHASEGRAPH_STATE_DISK_MB``).
+STATE_DISK_MB = 256
+
+
+def _mib_setting(name: str, default: int) -> int:
+    raw = os.environ.get(name, "")
+    try:
+        return max(0, int(raw)) if raw.strip() else default
+    except ValueError:
+        raise ConfigurationError(f"{name}={raw!r} is not a number") from None
 
 
 def state_cache_mb() -> int:
     """The memory bound of the saved states, in MiB (0: none are kept)."""
-    raw = os.environ.get("PHASEGRAPH_STATE_CACHE_MB", "")
-    try:
-        return max(0, int(raw)) if raw.strip() else STATE_CACHE_MB
-    except ValueError:
-        raise ConfigurationError(f"PHASEGRAPH_STATE_CACHE_MB={raw!r} is not a number") from None
+    return _mib_setting("PHASEGRAPH_STATE_CACHE_MB", STATE_CACHE_MB)
+
+
+def state_disk_mb() -> int:
+    """The disk bound of the stages' opening states (`DiskStates`), in MiB (0: none kept)."""
+    return _mib_setting("PHASEGRAPH_STATE_DISK_MB", STATE_DISK_MB)
+
+
+def disk_states(path: str, n_ctx: int, llama_version: str) -> DiskStates | None:
+    """Where the opening states of this model file and context size are kept; None if off.
+
+    The folder is named after what a state depends on: the file (its path, size and time),
+    the context size and llama-cpp-python's version (its state format).
+    """
+    if not state_disk_mb():
+        return None
+    stat = os.stat(path)
+    identity = f"{os.path.realpath(path)}|{stat.st_size}|{stat.st_mtime_ns}|{n_ctx}|{llama_version}"
+    name = hashlib.sha256(identity.encode()).hexdigest()[:24]
+    return DiskStates(cache_dir() / "states" / name, state_disk_mb() << 20, n_ctx)
 
 
 def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Any, threading.Lock]:
@@ -130,7 +157,9 @@ def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Any, threa
 
     Its states are kept after each call, within `state_cache_mb` (`StateCache`): a prompt then
     starts from the longest prefix any earlier call read (the plan of the round before, say,
-    not only the judge just before it), and reads only the rest. The oldest go first.
+    not only the judge just before it), and reads only the rest. The oldest go first. The
+    states after each stage's opening turn are kept on disk too (`disk_states`), for the
+    processes after this one.
     """
     key = (path, n_ctx)
     with _load_lock:
@@ -150,7 +179,8 @@ def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Any, threa
             grammar_sampler.install(llm, llama_cpp)
             install_lean_states(llm, llama_cpp)
             if state_cache_mb():
-                llm.set_cache(StateCache(capacity_bytes=state_cache_mb() << 20))
+                disk = disk_states(path, n_ctx, str(getattr(llama_cpp, "__version__", "")))
+                llm.set_cache(StateCache(capacity_bytes=state_cache_mb() << 20, disk=disk))
             _loaded[key] = (llm, threading.Lock())
         return _loaded[key]
 
@@ -211,12 +241,20 @@ def on_model_thread(call: Callable[[], _T]) -> _T:
 def _complete(
     llm: Any, lock: threading.Lock, chat: list[dict[str, Any]], request: dict[str, Any]
 ) -> tuple[dict[str, Any], Perf]:
-    """One chat completion, with what llama.cpp spent on it."""
+    """One chat completion, with what llama.cpp spent on it; the prompt's opening kept."""
     with lock:
         before = perf_counters(llm)
         response: dict[str, Any] = llm.create_chat_completion(messages=chat, **request)
         spent = perf_counters(llm) - before
+        _keep_opening(llm, int((response.get("usage") or {}).get("prompt_tokens", 0)))
     return response, spent
+
+
+def _keep_opening(llm: Any, prompt_tokens: int) -> None:
+    """The prompt's opening state to disk (`keep_opening`), where states are kept there."""
+    cache = getattr(llm, "cache", None)
+    if isinstance(cache, StateCache) and cache.disk is not None and prompt_tokens:
+        keep_opening(llm, cache.disk, prompt_tokens)
 
 
 class LocalChatModel(BaseChatModel):

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from phasegraph.models.disk_states import DiskStates
 
 
 def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -45,12 +48,14 @@ class StateCache:
 
     Implements what ``Llama.set_cache`` uses: ``key in cache``, ``cache[tokens]`` (the state
     with the longest common prefix; KeyError when none shares a token) and
-    ``cache[tokens] = state``.
+    ``cache[tokens] = state``. With ``disk``, a prompt whose beginning a state on disk holds
+    whole, longer than any kept here shares, gets that state (`DiskStates`).
     """
 
-    def __init__(self, capacity_bytes: int) -> None:
-        """A cache that holds at most ``capacity_bytes`` of states."""
+    def __init__(self, capacity_bytes: int, disk: DiskStates | None = None) -> None:
+        """A cache that holds at most ``capacity_bytes`` of states, and ``disk``'s."""
         self.capacity_bytes = capacity_bytes
+        self.disk = disk
         self.states: OrderedDict[tuple[int, ...], Any] = OrderedDict()
 
     @property
@@ -76,7 +81,17 @@ class StateCache:
 
     def __getitem__(self, key: Sequence[int]) -> Any:
         """The kept state with the longest common prefix with ``key``; KeyError if none."""
-        found = self._longest(tuple(key))
+        key = tuple(key)
+        found = self._longest(key)
+        if self.disk is not None:
+            shared = common_prefix(found, key) if found is not None else 0
+            try:
+                tokens, state = self.disk.longest(key, longer_than=shared)
+            except KeyError:
+                pass
+            else:
+                self[tokens] = state
+                return state
         if found is None:
             raise KeyError("no saved state shares a prefix")
         self.states.move_to_end(found)
