@@ -67,6 +67,9 @@ class FakeLibrary:
     def llama_sampler_free(self, sampler: int) -> None:
         self.freed += 1
 
+    def llama_vocab_eos(self, vocab: Any) -> int:
+        return 99
+
 
 GRAMMAR = SimpleNamespace(_grammar="root ::= x", _root="root")
 MODEL = SimpleNamespace(vocab=object())
@@ -112,3 +115,14 @@ def test_it_is_installed_only_for_greedy_calls_under_a_grammar() -> None:
     assert llm._init_sampler(**{**greedy, "grammar": None}) == "stock"
     assert llm._init_sampler(**{**greedy, "repeat_penalty": 1.1}) == "stock"
     assert len(made) == 3
+
+
+def test_an_answer_no_longer_wanted_ends_at_its_next_token() -> None:
+    lib = FakeLibrary([0.1, 3.0, 2.0, 0.5], allowed={1, 2})
+    grammar_sampler.STOP.set()
+    try:
+        assert sample(lib) == 99  # the end of the text, and nothing accepted into the grammar
+        assert lib.accepted == [] and lib.sizes == []
+    finally:
+        grammar_sampler.STOP.clear()
+    assert sample(lib) == 1

@@ -498,3 +498,32 @@ def test_every_call_runs_on_the_one_model_thread_whichever_thread_asks(
     answers.append(model.invoke("once more").content)
     assert answers == ["words"] * 7
     assert len(threads) == 7 and set(threads) == {"phasegraph-model_0"}
+
+
+def test_a_caller_interrupted_while_it_waits_stops_the_answer_being_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import concurrent.futures
+    import threading
+
+    from phasegraph.models import grammar_sampler, model_thread
+
+    started, release = threading.Event(), threading.Event()
+
+    def call() -> str:
+        started.set()
+        release.wait(10)
+        return "late"
+
+    def interrupted(self: Any, timeout: Any = None) -> Any:
+        started.wait(10)
+        raise KeyboardInterrupt  # Ctrl-C while the model writes
+
+    monkeypatch.setattr(concurrent.futures.Future, "result", interrupted)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            model_thread.on_model_thread(call)
+        assert grammar_sampler.STOP.is_set()  # the sampler ends the answer at its next token
+    finally:
+        release.set()
+        grammar_sampler.STOP.clear()

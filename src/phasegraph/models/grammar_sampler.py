@@ -17,10 +17,16 @@ from __future__ import annotations
 
 import ctypes
 import math
+import threading
 from typing import Any
 
 #: The fields of llama.cpp's ``llama_token_data``, as numpy lays them out.
 _TOKEN_DATA_FIELDS = [("id", "<i4"), ("logit", "<f4"), ("p", "<f4")]
+
+
+#: Set while no answer is wanted any more (the caller was interrupted): the answer being
+#: written ends at its next token, so the process can exit without waiting for the rest.
+STOP = threading.Event()
 
 
 class GrammarRefusedError(ValueError):
@@ -47,6 +53,7 @@ class GreedyGrammarSampler:
         self._one_array = llama_cpp.llama_token_data_array(
             data=self._one, size=1, selected=-1, sorted=False
         )
+        self._end = int(llama_cpp.llama_vocab_eos(model.vocab))
         self._all = np.zeros(n_vocab, dtype=np.dtype(_TOKEN_DATA_FIELDS, align=True))
         self._all["id"] = np.arange(n_vocab, dtype=np.int32)
 
@@ -63,7 +70,9 @@ class GreedyGrammarSampler:
         return not math.isinf(self._one[0].logit)
 
     def sample(self, ctx: Any, idx: int = -1) -> int:
-        """The token to write at ``idx``, accepted into the grammar's state."""
+        """The token to write at ``idx``, accepted into the grammar's state (the end, on `STOP`)."""
+        if STOP.is_set():
+            return self._end
         np = self._np
         pointer = self._lib.llama_get_logits_ith(ctx.ctx, idx)
         logits = np.ctypeslib.as_array(pointer, shape=(self._n_vocab,))

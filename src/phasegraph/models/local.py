@@ -17,11 +17,10 @@ import functools
 import hashlib
 import os
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
@@ -46,9 +45,8 @@ from phasegraph.models.local_format import (
     _forced_function,
     _within_grammar_limits,
 )
+from phasegraph.models.model_thread import on_model_thread
 from phasegraph.models.state_cache import StateCache, install_lean_states
-
-_T = TypeVar("_T")
 
 LOCAL_EXTRA_HINT = 'pip install "phasegraph[local]"'
 
@@ -221,27 +219,11 @@ def perf_counters(llm: Any) -> Perf:
     )
 
 
-#: The one thread every call of a local model runs on (see `on_model_thread`).
-_model_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="phasegraph-model")
-
-
-def on_model_thread(call: Callable[[], _T]) -> _T:
-    """``call()`` run on the one thread that runs every local model call, its result returned.
-
-    llama.cpp's CPU backend keeps a team of worker threads (OpenMP) for each thread that calls
-    it; a graph runs its nodes on whichever of its worker threads is free, and calls spread over
-    several teams ran slower than calls from one. The thread also makes calls from parallel
-    branches take turns, as the one context they share needs.
-    """
-    if threading.current_thread().name.startswith("phasegraph-model"):
-        return call()
-    return _model_thread.submit(call).result()
-
-
 def _complete(
     llm: Any, lock: threading.Lock, chat: list[dict[str, Any]], request: dict[str, Any]
 ) -> tuple[dict[str, Any], Perf]:
     """One chat completion, with what llama.cpp spent on it; the prompt's opening kept."""
+    grammar_sampler.STOP.clear()
     with lock:
         before = perf_counters(llm)
         response: dict[str, Any] = llm.create_chat_completion(messages=chat, **request)
