@@ -47,6 +47,7 @@ def opening(length: int = 40, first: int = 1) -> list[int]:
 
 
 def test_a_later_process_restores_the_opening_a_prompt_begins_with(tmp_path: Path) -> None:
+    tmp_path = tmp_path / "model"
     DiskStates(tmp_path, 1 << 20, N_CTX).save(opening(), State(opening(), blob=b"the kv"))
     later = DiskStates(tmp_path, 1 << 20, N_CTX)  # another process: a new index
     tokens, state = later.longest([*opening(), 99, 98])
@@ -64,6 +65,7 @@ def test_a_later_process_restores_the_opening_a_prompt_begins_with(tmp_path: Pat
 
 
 def test_the_longest_opening_wins_and_the_oldest_go_past_the_bound(tmp_path: Path) -> None:
+    tmp_path = tmp_path / "model"
     one = len(b"kv" * 500) + 4 * (40 + VOCAB) + 60  # a file's bytes, about
     disk = DiskStates(tmp_path, int(2.5 * one), N_CTX)
     disk.save(opening(40), State(opening(40)))
@@ -71,11 +73,13 @@ def test_the_longest_opening_wins_and_the_oldest_go_past_the_bound(tmp_path: Pat
     assert len(disk.longest([*opening(45), 0])[0]) == 45
     os.utime(disk._path(opening(45)), ns=(1, 1))  # the longer one used least recently
     disk.save(opening(40, first=100), State(opening(40, first=100)))
-    assert not disk.holds(opening(45)) and disk.holds(opening(40))
+    later = DiskStates(tmp_path, int(2.5 * one), N_CTX)
+    assert not later.holds(opening(45)) and later.holds(opening(40))
     assert sum(p.stat().st_size for p in tmp_path.iterdir()) <= 2.5 * one
 
 
 def test_a_damaged_or_foreign_file_is_removed_and_the_prompt_read_whole(tmp_path: Path) -> None:
+    tmp_path = tmp_path / "model"
     disk = DiskStates(tmp_path, 1 << 20, N_CTX)
     disk.save(opening(), State(opening()))
     path = disk._path(opening())
@@ -90,6 +94,7 @@ def test_a_damaged_or_foreign_file_is_removed_and_the_prompt_read_whole(tmp_path
 
 
 def test_the_memory_cache_hands_out_a_state_from_disk_when_it_holds_less(tmp_path: Path) -> None:
+    tmp_path = tmp_path / "model"
     DiskStates(tmp_path, 1 << 20, N_CTX).save(opening(), State(opening(), blob=b"disk"))
     cache = StateCache(1 << 20, disk=DiskStates(tmp_path, 1 << 20, N_CTX))
     assert cache[[*opening(), 3]].llama_state == b"disk"
@@ -107,3 +112,76 @@ def test_the_opening_is_the_first_turn_when_it_is_worth_keeping() -> None:
     assert opening_turn(two_turns, end_of_turn=end) == 41  # the first turn, not the longest
     assert opening_turn([1, 2, end, 3], end_of_turn=end) is None  # too short to pay
     assert opening_turn([*range(10, 60), end], end_of_turn=end) is None  # the prompt's last
+
+
+class Context:
+    """llama-cpp-python's context wrapper, in small: what the KV cache was cut to."""
+
+    def __init__(self) -> None:
+        self.cut_at: list[int] = []
+
+    def kv_cache_seq_rm(self, seq: int, start: int, end: int) -> bool:
+        self.cut_at.append(start)
+        return True
+
+
+class Llm:
+    """A loaded model right after a call: its context holds the prompt and the answer."""
+
+    def __init__(self, prompt: list[int], answer: list[int]) -> None:
+        self.input_ids = np.zeros(N_CTX, dtype=np.intc)
+        self.input_ids[: len(prompt) + len(answer)] = prompt + answer
+        self.n_tokens = len(prompt) + len(answer)
+        self._ctx = Context()
+        self._requires_eval = False
+
+    def save_state(self) -> State:
+        return State(self.input_ids[: self.n_tokens].tolist())
+
+
+def test_the_opening_is_saved_once_and_the_context_cut_to_it(tmp_path: Path) -> None:
+    end = 9
+    prompt = [*range(10, 50), end, 1, 2, 3]  # a first turn of 41 tokens, then the question
+    llm = Llm(prompt, answer=[5, 6])
+    disk = DiskStates(tmp_path / "model", 1 << 20, N_CTX)
+    disk_states.keep_opening(llm, disk, len(prompt), end_of_turn=end)
+    assert llm._ctx.cut_at == [41] and llm.n_tokens == 41 and llm._requires_eval
+    assert DiskStates(tmp_path / "model", 1 << 20, N_CTX).holds(prompt[:41])
+    again = Llm(prompt, answer=[7])
+    disk_states.keep_opening(again, disk, len(prompt), end_of_turn=end)
+    assert again._ctx.cut_at == [] and again.n_tokens == len(prompt) + 1  # kept already
+
+
+def test_a_folder_that_cannot_be_written_leaves_calls_as_they_were(tmp_path: Path) -> None:
+    end = 9
+    prompt = [*range(10, 50), end, 1]
+    (tmp_path / "model").write_text("a file where the folder would be")
+    disk = DiskStates(tmp_path / "model", 1 << 20, N_CTX)
+    disk_states.keep_opening(Llm(prompt, [5]), disk, len(prompt), end_of_turn=end)  # no error
+    later = Llm(prompt, [5])
+    disk_states.keep_opening(later, disk, len(prompt), end_of_turn=end)
+    assert later._ctx.cut_at == []  # tried once a process: the context is not cut again
+    with pytest.raises(KeyError):
+        disk.longest([*prompt, 3])
+
+
+def test_a_state_llama_cpp_refuses_is_dropped_and_the_prompt_read_whole(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from phasegraph.models.state_cache import install_lean_states
+
+    folder = tmp_path / "model"
+    DiskStates(folder, 1 << 20, N_CTX).save(opening(), State(opening()))
+    cache = StateCache(1 << 20, disk=DiskStates(folder, 1 << 20, N_CTX))
+    state = cache[[*opening(), 3]]
+    reset: list[bool] = []
+    llm = SimpleNamespace(
+        _logits_all=False, _ctx=SimpleNamespace(ctx=None), cache=cache, n_tokens=77, _seed=1
+    )
+    llm.reset = lambda: reset.append(True)
+    refusing = SimpleNamespace(llama_state_set_data=lambda ctx, data, size: 0)
+    install_lean_states(llm, refusing)
+    with pytest.raises(KeyError):  # what llama-cpp-python reads as "no saved state"
+        llm.load_state(state)
+    assert reset == [True] and llm.n_tokens == 77  # emptied by reset(), not claimed restored
+    assert cache.states == {} and list(folder.iterdir()) == []  # gone from memory and disk

@@ -13,6 +13,7 @@ tool-call tags. The models the package index carries are assembled and verified 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import hashlib
 import os
@@ -136,16 +137,17 @@ def state_disk_mb() -> int:
     return _mib_setting("PHASEGRAPH_STATE_DISK_MB", STATE_DISK_MB)
 
 
-def disk_states(path: str, n_ctx: int, llama_version: str) -> DiskStates | None:
-    """Where the opening states of this model file and context size are kept; None if off.
+def disk_states(path: str, n_ctx: int, runtime: str) -> DiskStates | None:
+    """Where the opening states of this model file and context are kept; None if off.
 
     The folder is named after what a state depends on: the file (its path, size and time),
-    the context size and llama-cpp-python's version (its state format).
+    the context size, and ``runtime``: llama-cpp-python's version and how the weights are
+    laid out (see `load_llama`). Its format's own version is in each file.
     """
     if not state_disk_mb():
         return None
     stat = os.stat(path)
-    identity = f"{os.path.realpath(path)}|{stat.st_size}|{stat.st_mtime_ns}|{n_ctx}|{llama_version}"
+    identity = f"{os.path.realpath(path)}|{stat.st_size}|{stat.st_mtime_ns}|{n_ctx}|{runtime}"
     name = hashlib.sha256(identity.encode()).hexdigest()[:24]
     return DiskStates(cache_dir() / "states" / name, state_disk_mb() << 20, n_ctx)
 
@@ -177,7 +179,8 @@ def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Any, threa
             grammar_sampler.install(llm, llama_cpp)
             install_lean_states(llm, llama_cpp)
             if state_cache_mb():
-                disk = disk_states(path, n_ctx, str(getattr(llama_cpp, "__version__", "")))
+                runtime = f"{getattr(llama_cpp, '__version__', '')}|extra buffers {extra}"
+                disk = disk_states(path, llm.n_ctx(), runtime)
                 llm.set_cache(StateCache(capacity_bytes=state_cache_mb() << 20, disk=disk))
             _loaded[key] = (llm, threading.Lock())
         return _loaded[key]
@@ -233,10 +236,17 @@ def _complete(
 
 
 def _keep_opening(llm: Any, prompt_tokens: int) -> None:
-    """The prompt's opening state to disk (`keep_opening`), where states are kept there."""
+    """The prompt's opening state to disk (`keep_opening`), where states are kept there.
+
+    Best effort: a state that cannot be kept leaves the call's answer as it is.
+    """
     cache = getattr(llm, "cache", None)
     if isinstance(cache, StateCache) and cache.disk is not None and prompt_tokens:
-        keep_opening(llm, cache.disk, prompt_tokens)
+        import llama_cpp
+
+        end_of_turn = llama_cpp.llama_vocab_eot(llm._model.vocab)
+        with contextlib.suppress(OSError, ValueError, RuntimeError):
+            keep_opening(llm, cache.disk, prompt_tokens, end_of_turn)
 
 
 class LocalChatModel(BaseChatModel):

@@ -80,7 +80,10 @@ class StateCache:
         return self._longest(tuple(key)) is not None
 
     def __getitem__(self, key: Sequence[int]) -> Any:
-        """The kept state with the longest common prefix with ``key``; KeyError if none."""
+        """The state with the longest common prefix with ``key``, here or on disk; KeyError if none.
+
+        A state from disk (`DiskStates.longest`) is kept here from then on.
+        """
         key = tuple(key)
         found = self._longest(key)
         if self.disk is not None:
@@ -96,6 +99,15 @@ class StateCache:
             raise KeyError("no saved state shares a prefix")
         self.states.move_to_end(found)
         return self.states[found]
+
+    def drop(self, state: Any) -> None:
+        """Forget ``state``, here and on disk (llama.cpp refused to restore it)."""
+        for key, held in list(self.states.items()):
+            if held is state:
+                del self.states[key]
+        restore_failed = getattr(state, "restore_failed", None)
+        if restore_failed is not None:
+            restore_failed()
 
     def __setitem__(self, key: Sequence[int], state: Any) -> None:
         """Keep ``state`` (slimmed), dropping the least recently used past the bound."""
@@ -143,14 +155,21 @@ def install_lean_states(llm: Any, llama_cpp: Any) -> None:
         )
 
     def load_state(state: Any) -> None:
-        llm.input_ids = state.input_ids.copy()
-        llm.n_tokens = state.n_tokens
-        llm._requires_eval = True
-        llm._seed = state.seed
         size = int(state.llama_state_size)
         data = (ctypes.c_uint8 * size).from_buffer_copy(state.llama_state)
         if int(llama_cpp.llama_state_set_data(llm._ctx.ctx, data, size)) != size:
-            raise RuntimeError("Failed to set llama state data")
+            # llama.cpp has emptied the context: the prompt is read whole (a KeyError is
+            # what llama-cpp-python takes for "no saved state"), and the state is dropped
+            llm.reset()
+            cache = getattr(llm, "cache", None)
+            if isinstance(cache, StateCache):
+                cache.drop(state)
+            raise KeyError("llama.cpp refused the saved state")
+        llm.input_ids = state.input_ids.copy()
+        llm.n_tokens = state.n_tokens
+        llm._requires_eval = True
+        if not hasattr(state, "restore_failed"):  # one from disk holds another run's seed
+            llm._seed = state.seed
 
     llm.save_state = save_state
     llm.load_state = load_state
