@@ -113,16 +113,16 @@ class DiskStates:
         key = tuple(key)
         ranked = sorted(
             (
-                (len(tokens), path)
+                (tokens, path)
                 for path, tokens in self._scan().items()
                 if longer_than < len(tokens) < len(key) and key[: len(tokens)] == tokens
             ),
+            key=lambda found: len(found[0]),
             reverse=True,
         )
-        for _length, path in ranked:
-            tokens = self._scan().get(path)
+        for tokens, path in ranked:
             state = self._read(path)
-            if state is not None and tokens is not None:
+            if state is not None:
                 with contextlib.suppress(OSError):
                     os.utime(path)
                 state.restore_failed = lambda path=path: self.forget(path)
