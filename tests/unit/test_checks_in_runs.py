@@ -483,23 +483,61 @@ def test_a_write_planned_beside_a_read_waits_for_the_next_round(tmp_path: Path) 
     assert 'w write_file({"path": "sum.txt"})' in later  # not its content: small models copy it
 
 
-def test_a_write_beside_a_read_waits_even_when_the_prompt_showed_the_file_whole(
-    tmp_path: Path,
-) -> None:
-    # let through, the 1.5B model wrote 100 as the sum of 17, 25 and 8 beside reading them,
-    # though its prompt had shown numbers.txt whole, and its judge called it done
+def test_a_read_of_only_what_the_prompt_showed_whole_holds_no_write_back(tmp_path: Path) -> None:
+    # held, the 1.5B model's whole-file write of the renamed function (right, from the file its
+    # prompt showed whole), planned beside a search of that file, was never planned again
+    source = 'def hello(name):\n    return "Hi " + name\n\n\nprint(hello("world"))\n'
+    (tmp_path / "greet.py").write_text(source)
+    renamed = source.replace("hello", "greet")
+    planned = round_plan(
+        ("s", "search_text", {"pattern": "hello", "path": "greet.py"}),
+        ("w", "write_file", {"path": "greet.py", "content": renamed}),
+    )
+    steps = script(plan_tool_call=[planned], judge_tasks=[DONE])
+    request = "In greet.py, rename the function hello to greet, in its definition and its call."
+    out, _, _ = start(tmp_path, steps, request=request)
+    assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "ok"]
+    assert (tmp_path / "greet.py").read_text() == renamed
+    assert out["status"] == "completed"
+    # a search of a folder whose every file the prompt showed whole holds nothing back either
+    (tmp_path / "greet.py").write_text(source)
+    planned["tasks"][0]["arguments"] = {"pattern": "hello", "path": "."}
+    steps = script(plan_tool_call=[planned], judge_tasks=[DONE])
+    out, _, _ = start(tmp_path, steps, request=request)
+    assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "ok"]
+    # a file there that the prompt did not show: the search may tell the plan something new
+    (tmp_path / "greet.py").write_text(source)
+    (tmp_path / "other.py").write_text("hello = 1\n")
+    steps = script(plan_tool_call=[planned], judge_tasks=[DONE])
+    out, _, _ = start(tmp_path, steps, request=request)
+    assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "skipped"]
+
+
+def test_a_number_written_beside_a_read_of_a_shown_file_is_held_to_a_tool(tmp_path: Path) -> None:
+    # the 1.5B model wrote 100 as the sum of 17, 25 and 8 beside reading them, its prompt had
+    # shown numbers.txt whole, and its judge called it done: the write runs, and the number,
+    # which no tool showed, keeps the phase open
     (tmp_path / "numbers.txt").write_text("17\n25\n8\n")
     guess = round_plan(
         ("r", "read_file", {"path": "numbers.txt"}),
         ("w", "write_file", {"path": "sum.txt", "content": "100"}),
     )
-    steps = script(plan_tool_call=[guess], judge_tasks=[DONE])
+    summed = round_plan(("c", "run_command", {"argv": ["wc", "-l", "numbers.txt"]}))
+    steps = script(
+        request_analyser=[{**ANALYSIS, "task_type": "coding"}],  # may run commands
+        plan_tool_call=[guess, summed],
+        judge_tasks=[DONE, DONE],
+    )
     request = "Read numbers.txt and write their sum to sum.txt."
     out, _, model = start(tmp_path, steps, request=request)
     assert "numbers.txt (8 bytes, now '17\\n25\\n8\\n')" in (
         model.calls_of("plan_tool_call")[0][-1].content
     )
-    assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "skipped"]
+    first = out["rounds"][0]
+    assert [r["status"] for r in first["results"]] == ["ok", "ok"]
+    assert first["judgement"]["phase_completed"] is False
+    assert "sum.txt holds 100" in first["judgement"]["overridden"]
+    assert out["status"] != "completed"
     # without read_file no prompt shows a file's text, so none counts as shown
     assert fully_shown_files(request, Context(workspace=str(tmp_path)), {}) == []
 
@@ -682,8 +720,9 @@ def test_a_judge_that_calls_a_phase_done_when_its_writes_never_ran_is_overruled(
     # the 1.5B model planned its edit beside a read; the edit was skipped, no file changed,
     # and its judge gave 1.0, "the phase goal was met"
     (tmp_path / "app.ini").write_text("[server]\nport = 80\n")
+    (tmp_path / "defaults.ini").write_text("[server]\ntimeout = 30\n")  # not shown to the plan
     blind = round_plan(
-        ("r", "read_file", {"path": "app.ini"}),
+        ("r", "read_file", {"path": "defaults.ini"}),
         ("w", "write_file", {"path": "app.ini", "content": "[server]\nport = 80\ntimeout = 30\n"}),
     )
     edit = round_plan(
