@@ -192,3 +192,50 @@ def test_a_check_that_held_before_the_work_does_not_vouch_for_it(tmp_path: Path)
     assert vouched == {"out.txt": "judge", "in.txt": "presence"}
     assert out["evidence"]["verified"] is False
     assert "its content rests on the judge's word alone" in out["final_summary"]
+
+
+def _check(kind: str, **fields: Any) -> dict[str, Any]:
+    return {"id": "c", "kind": kind, "path": "out.txt", "text": "", "pattern": "", "argv": [],
+            "expect": "", "label": f"{kind}:out.txt", "passed": True, "source": "caller",
+            **fields}  # fmt: skip
+
+
+def _vouched(tmp_path: Path, text: str, *checks: dict[str, Any]) -> tuple[str, bool]:
+    state, tools, space = facts_state(tmp_path, checks=list(checks))
+    (tmp_path / "out.txt").write_text(text)
+    found = deliverable_evidence(state, tools, space)
+    return found["files"][0]["vouched_by"], found["verified"]
+
+
+def test_a_check_vouches_for_the_lines_it_reads_and_no_more(tmp_path: Path) -> None:
+    sentence = _check("contains", text="Sales rose 4% in May.")
+    # the whole file is the checked text: every line read
+    assert _vouched(tmp_path, "Sales rose 4% in May.\n", sentence) == ("checks", True)
+    # a file that holds the checked text and more passes, but the rest is the judge's word
+    report = "# Report\n\nSales rose 4% in May.\n- north: 12\n"
+    assert _vouched(tmp_path, report, sentence) == ("partial", False)
+    # a text over two lines reads both; a pattern reads the lines its matches fall on
+    assert _vouched(tmp_path, "a\nb\n", _check("contains", text="a\nb")) == ("checks", True)
+    lines = _check("matches", pattern=r"^\w+ = \d+$")
+    assert _vouched(tmp_path, "x = 1\ny = 2\n", lines) == ("checks", True)
+    assert _vouched(tmp_path, "x = 1\ny = two\n", lines) == ("partial", False)
+    # the same bytes as a source read every line
+    assert _vouched(tmp_path, report, _check("copy", of="report.md")) == ("checks", True)
+
+
+def test_the_lines_a_file_kept_and_the_line_checked_together_read_an_edit(tmp_path: Path) -> None:
+    kept = _check("keeps", text="alice\nbob\n", held_before=True)
+    added = _check("contains", text="carol")
+    assert _vouched(tmp_path, "alice\nbob\ncarol\n", kept, added) == ("checks", True)
+    # a line neither check reads is the judge's word
+    assert _vouched(tmp_path, "alice\nbob\ndave\ncarol\n", kept, added) == ("partial", False)
+    # a kept line alone says nothing of the change asked
+    assert _vouched(tmp_path, "alice\nbob\n", kept) == ("presence", False)
+
+
+def test_a_partly_checked_file_is_said_so_in_the_summary(tmp_path: Path) -> None:
+    plan = round_plan(("w", "write_file", {"path": "out.txt", "content": "hello\nworld\n"}))
+    out = invoke(tmp_path, "greet the reader", ["contains:out.txt:hello"], plan=plan)
+    assert out["status"] == "completed" and out["evidence"]["verified"] is False
+    assert out["evidence"]["files"][0]["vouched_by"] == "partial"
+    assert "out.txt partly checked by code (contains:out.txt:hello)" in out["final_summary"]

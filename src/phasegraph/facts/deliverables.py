@@ -9,16 +9,20 @@ claims no more than that.
 from __future__ import annotations
 
 import os
+import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import accumulate
 from typing import Any
 
+import regex
 from langchain_core.tools import BaseTool
 
 from phasegraph.facts.tools import changed_files
 from phasegraph.state import CheckRecord, DeliverableEvidence, Evidence, State, TaskResult
 from phasegraph.state.evidence import VouchedBy
 from phasegraph.tools.checks import HAS_TEXT
-from phasegraph.tools.workspace import Workspace, workspace_path
+from phasegraph.tools.workspace import SEARCH_TIMEOUT_S, Workspace, WorkspaceError, workspace_path
 
 
 def run_results(state: State) -> list[TaskResult]:
@@ -68,31 +72,90 @@ def reads_content(check: CheckRecord) -> bool:
 
 
 def vouching(rel: str, checks: Sequence[CheckRecord], space: Workspace) -> DeliverableEvidence:
-    """What vouches for one deliverable: ``checks`` where a passing check reads its content.
+    """What vouches for one deliverable: ``checks`` where passing checks read its every line.
 
     A check reads a file's content as `reads_content` says, and vouches for the work only if it
     did not already pass before the work began (``held_before``): a text an input held all
-    along says nothing of the change asked of it. Where the passing checks that name it say
-    only that it is there, or held before, its content rests on the judge's word
-    (``presence``); where no passing check names it, ``judge``. Failing checks are listed too.
+    along says nothing of the change asked of it. Such checks vouch for the lines they read
+    (see `lines_read`); a passing ``keeps`` check, beside one of them, for the lines the file
+    had. Where they read every line that holds text, ``checks``; where only some, ``partial``
+    (the rest rests on the judge's word: a file that holds the checked text and more passes a
+    ``contains`` check). Where the passing checks that name it say only that it is there, or
+    held before, ``presence``; where no passing check names it, ``judge``. Failing checks are
+    listed too.
     """
     content, presence, failing = [], [], []
     for check in checks:
         if not _names(check, rel, space):
             continue
         if check.get("passed") is not True:
-            failing.append(check["label"])
+            failing.append(check)
         elif reads_content(check) and not check.get("held_before"):
-            content.append(check["label"])
+            content.append(check)
         else:
-            presence.append(check["label"])
-    vouched_by: VouchedBy = "checks" if content else "presence" if presence else "judge"
+            presence.append(check)
+    vouched_by: VouchedBy = "presence" if presence else "judge"
+    if content:
+        kept = [c for c in presence if c["kind"] == "keeps"]
+        whole = _every_line_read(rel, [*content, *kept], space)
+        vouched_by = "checks" if whole else "partial"
     return {
         "path": rel,
         "vouched_by": vouched_by,
-        "checks": content + presence,
-        "failing": failing,
+        "checks": [c["label"] for c in [*content, *presence]],
+        "failing": [c["label"] for c in failing],
         "exists": os.path.lexists(space.real_root / rel),
+    }
+
+
+def _every_line_read(rel: str, checks: Sequence[CheckRecord], space: Workspace) -> bool:
+    """Whether ``checks`` together read every line of the file that holds text."""
+    try:
+        data, size = space.read_bytes(space.relative(rel), space.max_read_bytes)
+    except (OSError, WorkspaceError):
+        return False
+    if size > len(data):
+        return False  # not read whole, so not every line was read
+    lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
+    read: set[int] = set()
+    for check in checks:
+        found = lines_read(check, lines)
+        if found is None:
+            return True
+        read |= found
+    return all(n in read for n, line in enumerate(lines) if line.strip())
+
+
+def lines_read(check: CheckRecord, lines: Sequence[str]) -> set[int] | None:
+    """The lines of a file (numbered from 0) that a passing ``check`` of it reads; None: all.
+
+    ``copy`` reads all (the same bytes as its source), and so does a command whose output must
+    hold a text (a caller's program, whose reading code cannot see). ``contains`` and
+    ``matches`` read the lines their text or matches fall on; ``keeps`` the lines the file had.
+    """
+    if check["kind"] in ("copy", "command"):
+        return None
+    text = "".join(lines)
+    if check["kind"] == "keeps":
+        had = {line.rstrip() for line in check["text"].splitlines()}
+        return {n for n, line in enumerate(lines) if line.rstrip() in had}
+    if check["kind"] == "contains":
+        wanted = check["text"]
+        spans = [(m.start(), m.start() + len(wanted)) for m in re.finditer(re.escape(wanted), text)]
+    elif check["kind"] == "matches":
+        compiled = regex.compile(check["pattern"], regex.MULTILINE)
+        try:
+            spans = [m.span() for m in compiled.finditer(text, timeout=SEARCH_TIMEOUT_S)]
+        except TimeoutError:
+            return set()
+    else:
+        return set()
+    starts = list(accumulate((len(line) for line in lines), initial=0))
+    return {
+        n
+        for start, end in spans
+        for n in range(bisect_right(starts, start) - 1, len(lines))
+        if starts[n] < max(end, start + 1)
     }
 
 
@@ -158,6 +221,11 @@ def file_evidence(f: Mapping[str, Any]) -> str:
     match f["vouched_by"]:
         case "checks":
             return f"{path} checked by code ({checks})"
+        case "partial":
+            return (
+                f"{path} partly checked by code ({checks}); the lines no check reads rest on "
+                "the judge's word"
+            )
         case "presence":
             return f"{path} is there ({checks}); its content rests on the judge's word alone"
         case _:

@@ -5,7 +5,7 @@ from typing import Literal
 # pydantic reads only typing_extensions' TypedDict on Python 3.11 (the output schema holds these)
 from typing_extensions import TypedDict
 
-VouchedBy = Literal["checks", "presence", "judge"]
+VouchedBy = Literal["checks", "partial", "presence", "judge"]
 
 
 class DeliverableEvidence(TypedDict):
@@ -14,8 +14,9 @@ class DeliverableEvidence(TypedDict):
     path: str
     """The file, relative to the workspace."""
     vouched_by: VouchedBy
-    """checks: a passing check reads its content; presence: checks say only that it is there
-    (its content rests on the judge's word); judge: no passing check names it."""
+    """checks: passing checks read its every line; partial: they read some of its lines (the
+    rest rests on the judge's word); presence: checks say only that it is there (its content
+    rests on the judge's word); judge: no passing check names it."""
     checks: list[str]
     """The passing checks that name it, content checks first."""
     failing: list[str]
@@ -28,7 +29,7 @@ class Evidence(TypedDict):
     """What vouches for a run's outcome, deliverable by deliverable."""
 
     verified: bool
-    """True when a check of code reads every deliverable and passes (for a run without a
+    """True when checks of code read every line of every deliverable and pass (for a run without a
     deliverable file: it has checks and all pass); false when any rests on the judge's word."""
     files: list[DeliverableEvidence]
     """Each deliverable: a file the run wrote, or one the request names that was not there."""
