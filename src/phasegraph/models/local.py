@@ -114,7 +114,7 @@ def _without_extra_buffers(llama_cpp: Any) -> Iterator[None]:
 
 
 #: Memory the model's saved states may take, by default (``PHASEGRAPH_STATE_CACHE_MB``).
-STATE_CACHE_MB = 1024
+STATE_CACHE_MB = 384
 #: Disk the stages' opening states may take, by default (``PHASEGRAPH_STATE_DISK_MB``).
 STATE_DISK_MB = 256
 
