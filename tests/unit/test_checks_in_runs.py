@@ -513,6 +513,23 @@ def test_a_read_of_only_what_the_prompt_showed_whole_holds_no_write_back(tmp_pat
     assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "skipped"]
 
 
+def test_a_blank_write_beside_a_read_of_a_shown_file_waits_for_it(tmp_path: Path) -> None:
+    # let through, the 1.5B model's write of blank space to errors.txt, planned beside the
+    # search that would count the lines, ran, and later plans wrote the same blank again
+    (tmp_path / "app.log").write_text("INFO a\nERROR b\nERROR c\n")
+    planned = round_plan(
+        ("s", "search_text", {"pattern": "ERROR", "path": "app.log"}),
+        ("w", "write_file", {"path": "errors.txt", "content": "  "}),
+        ("e", "edit_file", {"path": "errors.txt", "old_text": "", "new_text": " "}),
+    )
+    steps = script(plan_tool_call=[planned], judge_tasks=[DONE])
+    request = "Count the lines of app.log that contain ERROR and write the count to errors.txt."
+    out, _, _ = start(tmp_path, steps, request=request)
+    results = out["rounds"][0]["results"]
+    assert [r["status"] for r in results] == ["ok", "skipped", "skipped"]
+    assert results[1]["output"].startswith("not run: it was planned beside reads (s)")
+
+
 def test_a_number_written_beside_a_read_of_a_shown_file_is_held_to_a_tool(tmp_path: Path) -> None:
     # the 1.5B model wrote 100 as the sum of 17, 25 and 8 beside reading them, its prompt had
     # shown numbers.txt whole, and its judge called it done: the write runs, and the number,

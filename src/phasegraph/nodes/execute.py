@@ -87,10 +87,9 @@ def _holds(
         for name in fully_shown_files(state["request"], context, available)
         if (rel := workspace_path(space, name))
     }
-    nothing = reads_of_nothing(tasks, available, space) | reads_of_shown(
-        tasks, available, space, whole
-    )
-    blind = blind_writes(tasks, available, earlier, listing, nothing)
+    nothing = reads_of_nothing(tasks, available, space)
+    known = reads_of_shown(tasks, available, space, whole)
+    blind = blind_writes(tasks, available, earlier, listing, nothing, known)
     seen = [*run_results(state), *state.get("results", [])]
     blind |= unseen_overwrites(tasks, available, seen, state, context)
     blind |= failed_before(tasks, available, seen)

@@ -36,6 +36,7 @@ def blind_writes(
     earlier: Iterable[TaskResult] = (),
     shown: Set[str] = frozenset(),
     nothing: Set[str] = frozenset(),
+    known: Set[str] = frozenset(),
 ) -> dict[str, str]:
     """The writes a round plans beside reads, each with why it waits for a round of its own.
 
@@ -47,19 +48,36 @@ def blind_writes(
     a read beside every write would otherwise never write. ``shown``: reading tools whose output
     the plan's prompt already held, which hold nothing back: the workspace's listing, where the
     prompt lists it whole (a write held beside it would wait for nothing new). ``nothing``:
-    reads that hold nothing back, as they can return nothing (see `reads_of_nothing`) or only
-    what the prompt showed (see `reads_of_shown`). Returns each held write's task id with why.
-    Why: docs/traces.md.
+    reads that can return nothing (see `reads_of_nothing`), which hold nothing back either.
+    ``known``: reads of only what the prompt showed whole (see `reads_of_shown`), which hold
+    back only a write that keeps a place for what they return (see `placeholder`). Returns
+    each held write's task id with why. Why: docs/traces.md.
     """
     reading = read_only(tools) - shown
     readers = [t["id"] for t in tasks if t["tool"] in reading and t["id"] not in nothing]
     if not readers or any(r["tool"] in reading and r["status"] == "ok" for r in earlier):
         return {}
-    why = (
-        f"not run: it was planned beside reads ({', '.join(readers)}) whose output its "
-        "arguments could not hold; plan it alone next round, written from what they returned"
-    )
-    return {t["id"]: why for t in tasks if writes_files(tools.get(t["tool"]))}
+    unknown = [r for r in readers if r not in known]
+    held: dict[str, str] = {}
+    for task in tasks:
+        tool = tools.get(task["tool"])
+        waits = unknown or (readers if placeholder(task, tool) else [])
+        if writes_files(tool) and waits:
+            held[task["id"]] = (
+                f"not run: it was planned beside reads ({', '.join(waits)}) whose output its "
+                "arguments could not hold; plan it alone next round, written from what they "
+                "returned"
+            )
+    return held
+
+
+def placeholder(task: Mapping[str, Any], tool: BaseTool | None) -> bool:
+    """Whether a write's texts, all but the path it writes, are blank: a place kept, no text."""
+    path = written_argument(tool)
+    texts = [
+        v for k, v in (task.get("arguments") or {}).items() if k != path and isinstance(v, str)
+    ]
+    return bool(texts) and not any(v.strip() for v in texts)
 
 
 def reads_of_nothing(
@@ -92,8 +110,9 @@ def reads_of_shown(
     reads (``metadata={"reads": "path"}``) and that names one of those files, or a folder
     whose every file is one of them (a folder with a link, or more than `_FOLDER_ENTRIES`
     entries, does not count). Such a read can tell a plan nothing it did not have, so it holds
-    no write back: the write was planned from the same text. A number worked out in the head
-    from that text is the unsourced-number guard's to catch, not a hold's. Why: docs/traces.md.
+    back no write planned from the same text, only one that keeps a place for what it returns
+    (see `blind_writes`). A number worked out in the head from that text is the
+    unsourced-number guard's to catch, not a hold's. Why: docs/traces.md.
     """
     shown: set[str] = set()
     for task in tasks:
