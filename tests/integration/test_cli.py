@@ -286,7 +286,8 @@ def test_checks_decide_the_exit_code(ws: Path) -> None:
     # without a check that reads it, completed says on whose word it rests, and how to verify
     plain = cli("run", "go", "--thread", "plain", "--model", MODEL, cwd=ws)
     assert plain.returncode == 0 and "files.md rests on the judge's word alone" in plain.stdout
-    assert "note: completed on the judge's word for files.md; give --check" in plain.stderr
+    note = "note: completed on the judge's word for files.md (or the lines of it no check reads)"
+    assert note in plain.stderr and "give --check" in plain.stderr
     # 4: the run ended, but a check fails; the summary says which, and what code saw
     # (no replan: the script's replanner would repeat the same plan until the step budget)
     no_replan = {"PHASEGRAPH_MAX_REPLANS": "0"}

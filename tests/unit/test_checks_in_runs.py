@@ -530,31 +530,42 @@ def test_a_blank_write_beside_a_read_of_a_shown_file_waits_for_it(tmp_path: Path
     assert results[1]["output"].startswith("not run: it was planned beside reads (s)")
 
 
-def test_a_number_written_beside_a_read_of_a_shown_file_is_held_to_a_tool(tmp_path: Path) -> None:
-    # the 1.5B model wrote 100 as the sum of 17, 25 and 8 beside reading them, its prompt had
-    # shown numbers.txt whole, and its judge called it done: the write runs, and the number,
-    # which no tool showed, keeps the phase open
+def test_a_number_beside_a_read_of_a_shown_file_waits_for_it(tmp_path: Path) -> None:
+    # a count worked out in the head may be wrong and still appear in a search's output (its
+    # line numbers), where no guard sees it: a lone number waits for the reads, as a blank does
+    (tmp_path / "app.log").write_text("INFO a\nERROR b\nERROR c\nERROR d\n")
+    planned = round_plan(
+        ("s", "search_text", {"pattern": "ERROR"}),  # its path left out: the folder, "."
+        ("w", "write_file", {"path": "errors.txt", "content": "2"}),
+    )
+    steps = script(plan_tool_call=[planned], judge_tasks=[DONE])
+    request = "Count the lines of app.log that contain ERROR and write the count to errors.txt."
+    out, _, _ = start(tmp_path, steps, request=request)
+    assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "skipped"]
+    # text carried over from what the prompt showed runs beside the same search
+    planned["tasks"][1]["arguments"] = {"path": "errors.txt", "content": "ERROR b\nERROR c"}
+    steps = script(plan_tool_call=[planned], judge_tasks=[DONE])
+    out, _, _ = start(tmp_path, steps, request=request)
+    assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "ok"]
+
+
+def test_a_sum_beside_a_read_of_the_numbers_waits_though_the_prompt_showed_them(
+    tmp_path: Path,
+) -> None:
+    # let through, the 1.5B model wrote 100 as the sum of 17, 25 and 8 beside reading them,
+    # though its prompt had shown numbers.txt whole, and its judge called it done
     (tmp_path / "numbers.txt").write_text("17\n25\n8\n")
     guess = round_plan(
         ("r", "read_file", {"path": "numbers.txt"}),
         ("w", "write_file", {"path": "sum.txt", "content": "100"}),
     )
-    summed = round_plan(("c", "run_command", {"argv": ["wc", "-l", "numbers.txt"]}))
-    steps = script(
-        request_analyser=[{**ANALYSIS, "task_type": "coding"}],  # may run commands
-        plan_tool_call=[guess, summed],
-        judge_tasks=[DONE, DONE],
-    )
+    steps = script(plan_tool_call=[guess], judge_tasks=[DONE])
     request = "Read numbers.txt and write their sum to sum.txt."
     out, _, model = start(tmp_path, steps, request=request)
     assert "numbers.txt (8 bytes, now '17\\n25\\n8\\n')" in (
         model.calls_of("plan_tool_call")[0][-1].content
     )
-    first = out["rounds"][0]
-    assert [r["status"] for r in first["results"]] == ["ok", "ok"]
-    assert first["judgement"]["phase_completed"] is False
-    assert "sum.txt holds 100" in first["judgement"]["overridden"]
-    assert out["status"] != "completed"
+    assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "skipped"]
     # without read_file no prompt shows a file's text, so none counts as shown
     assert fully_shown_files(request, Context(workspace=str(tmp_path)), {}) == []
 

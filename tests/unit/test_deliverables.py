@@ -13,7 +13,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph
-from phasegraph.facts.deliverables import deliverable_evidence
+from phasegraph.facts.deliverables import deliverable_evidence, lines_read
 from phasegraph.nodes.deps import workspace_settings
 from phasegraph.tools.builtin import workspace_tools
 from phasegraph.tools.workspace import Workspace
@@ -239,3 +239,32 @@ def test_a_partly_checked_file_is_said_so_in_the_summary(tmp_path: Path) -> None
     assert out["status"] == "completed" and out["evidence"]["verified"] is False
     assert out["evidence"]["files"][0]["vouched_by"] == "partial"
     assert "out.txt partly checked by code (contains:out.txt:hello)" in out["final_summary"]
+
+
+def test_a_match_of_no_text_reads_no_line_and_a_kept_line_reads_one(tmp_path: Path) -> None:
+    # ^ and x* are found on every line, and read none of them
+    for pattern in ("^", "x*", "[0-9]*"):
+        found = _vouched(tmp_path, "a\nb\n", _check("matches", pattern=pattern))
+        assert found == ("partial", False), pattern
+    # each line the file had reads one line of it: the input written twice is not read twice
+    kept = _check("keeps", text="a\nc\n", held_before=True)
+    added = _check("contains", text="bob")
+    assert _vouched(tmp_path, "a\nbob\nc\n", kept, added) == ("checks", True)
+    assert _vouched(tmp_path, "a\nbob\na\nc\nc\n", kept, added) == ("partial", False)
+
+
+def test_a_program_that_reads_a_file_over_the_read_limit_still_reads_it_whole(
+    tmp_path: Path,
+) -> None:
+    state, tools, _ = facts_state(tmp_path)
+    (tmp_path / "out.txt").write_text("x\n" * 200)
+    check = _check("command", path="", argv=["wc", "-l", "out.txt"], expect="200")
+    found = deliverable_evidence({**state, "checks": [check]}, tools,
+                                 Workspace(str(tmp_path), max_read_bytes=100))  # fmt: skip
+    assert found["files"][0]["vouched_by"] == "checks" and found["verified"] is True
+
+
+def test_lines_are_read_in_time_in_a_large_file(tmp_path: Path) -> None:
+    # every line a match: found in one pass, not a pass over the file per match
+    lines = [f"{n}\n" for n in range(100_000)]
+    assert lines_read(_check("matches", pattern=r"\d+"), lines) == set(range(100_000))

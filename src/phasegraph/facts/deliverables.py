@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate
 from typing import Any
@@ -110,6 +111,8 @@ def vouching(rel: str, checks: Sequence[CheckRecord], space: Workspace) -> Deliv
 
 def _every_line_read(rel: str, checks: Sequence[CheckRecord], space: Workspace) -> bool:
     """Whether ``checks`` together read every line of the file that holds text."""
+    if any(c["kind"] in _READ_WHOLE for c in checks):
+        return True
     try:
         data, size = space.read_bytes(space.relative(rel), space.max_read_bytes)
     except (OSError, WorkspaceError):
@@ -119,10 +122,7 @@ def _every_line_read(rel: str, checks: Sequence[CheckRecord], space: Workspace) 
     lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
     read: set[int] = set()
     for check in checks:
-        found = lines_read(check, lines)
-        if found is None:
-            return True
-        read |= found
+        read |= lines_read(check, lines) or set()
     return all(n in read for n, line in enumerate(lines) if line.strip())
 
 
@@ -131,14 +131,20 @@ def lines_read(check: CheckRecord, lines: Sequence[str]) -> set[int] | None:
 
     ``copy`` reads all (the same bytes as its source), and so does a command whose output must
     hold a text (a caller's program, whose reading code cannot see). ``contains`` and
-    ``matches`` read the lines their text or matches fall on; ``keeps`` the lines the file had.
+    ``matches`` read the lines their text or matches (of some text) fall on; ``keeps`` the lines
+    the file had, each as often as it had it.
     """
-    if check["kind"] in ("copy", "command"):
+    if check["kind"] in _READ_WHOLE:
         return None
     text = "".join(lines)
     if check["kind"] == "keeps":
-        had = {line.rstrip() for line in check["text"].splitlines()}
-        return {n for n, line in enumerate(lines) if line.rstrip() in had}
+        had = Counter(line.rstrip() for line in check["text"].splitlines())
+        kept = set()
+        for n, line in enumerate(lines):
+            if had[line.rstrip()] > 0:  # each line the file had reads one line, no more
+                had[line.rstrip()] -= 1
+                kept.add(n)
+        return kept
     if check["kind"] == "contains":
         wanted = check["text"]
         spans = [(m.start(), m.start() + len(wanted)) for m in re.finditer(re.escape(wanted), text)]
@@ -151,12 +157,17 @@ def lines_read(check: CheckRecord, lines: Sequence[str]) -> set[int] | None:
     else:
         return set()
     starts = list(accumulate((len(line) for line in lines), initial=0))
+    # a match of no text (``^``, ``x*``) reads nothing, though it is found on every line
     return {
         n
         for start, end in spans
-        for n in range(bisect_right(starts, start) - 1, len(lines))
-        if starts[n] < max(end, start + 1)
+        if end > start
+        for n in range(bisect_right(starts, start) - 1, bisect_left(starts, end))
     }
+
+
+#: Checks that read a file whole: the same bytes as a source; a caller's program's output.
+_READ_WHOLE = ("copy", "command")
 
 
 def _names(check: CheckRecord, rel: str, space: Workspace) -> bool:
@@ -172,7 +183,7 @@ def deliverable_evidence(
 
     ``verified`` is true only when the run was analysed (and knows which files the request
     names: a thread from before that was recorded does not), every check passes, every
-    deliverable is there with a passing check that reads its content, and no write the run
+    deliverable is there and its passing checks read its every line (`vouching`), no write the run
     made lies outside the workspace; for a run without a deliverable file, when a passing
     command check reads some output (``expect``). Anything else rests on the judge's word,
     and says so.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence, Set
 from itertools import islice
 from typing import Any
@@ -50,7 +51,7 @@ def blind_writes(
     prompt lists it whole (a write held beside it would wait for nothing new). ``nothing``:
     reads that can return nothing (see `reads_of_nothing`), which hold nothing back either.
     ``known``: reads of only what the prompt showed whole (see `reads_of_shown`), which hold
-    back only a write that keeps a place for what they return (see `placeholder`). Returns
+    back only a write of a value they are to give (see `awaits_reads`). Returns
     each held write's task id with why. Why: docs/traces.md.
     """
     reading = read_only(tools) - shown
@@ -61,7 +62,7 @@ def blind_writes(
     held: dict[str, str] = {}
     for task in tasks:
         tool = tools.get(task["tool"])
-        waits = unknown or (readers if placeholder(task, tool) else [])
+        waits = unknown or (readers if awaits_reads(task, tool) else [])
         if writes_files(tool) and waits:
             held[task["id"]] = (
                 f"not run: it was planned beside reads ({', '.join(waits)}) whose output its "
@@ -71,13 +72,25 @@ def blind_writes(
     return held
 
 
-def placeholder(task: Mapping[str, Any], tool: BaseTool | None) -> bool:
-    """Whether a write's texts, all but the path it writes, are blank: a place kept, no text."""
+def awaits_reads(task: Mapping[str, Any], tool: BaseTool | None) -> bool:
+    """Whether a write holds a value the reads beside it are to give: no text, or one number.
+
+    Its texts, all but the path it writes, are blank (a place kept for what the reads return),
+    or one is a lone number and the rest blank (a count, a sum, a value: worked out from what
+    the reads return, not carried over from text the plan was shown).
+    """
     path = written_argument(tool)
     texts = [
-        v for k, v in (task.get("arguments") or {}).items() if k != path and isinstance(v, str)
+        v.strip()
+        for k, v in (task.get("arguments") or {}).items()
+        if k != path and isinstance(v, str)
     ]
-    return bool(texts) and not any(v.strip() for v in texts)
+    filled = [t for t in texts if t]
+    return bool(texts) and (not filled or (len(filled) == 1 and bool(_NUMBER.fullmatch(filled[0]))))
+
+
+#: A lone number as a write's text: a sign, digits, maybe grouped, maybe a decimal part.
+_NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?")
 
 
 def reads_of_nothing(
@@ -110,15 +123,19 @@ def reads_of_shown(
     reads (``metadata={"reads": "path"}``) and that names one of those files, or a folder
     whose every file is one of them (a folder with a link, or more than `_FOLDER_ENTRIES`
     entries, does not count). Such a read can tell a plan nothing it did not have, so it holds
-    back no write planned from the same text, only one that keeps a place for what it returns
-    (see `blind_writes`). A number worked out in the head from that text is the
-    unsourced-number guard's to catch, not a hold's. Why: docs/traces.md.
+    back no write planned from the same text, only one of a value it is to give (see
+    `awaits_reads`): a number worked out in the head, even from text the prompt showed, may be
+    wrong and still appear in a read's output (a search's line numbers). Why: docs/traces.md.
     """
     shown: set[str] = set()
     for task in tasks:
-        argument = read_argument(tools.get(task["tool"]))
-        rel = workspace_path(space, (task.get("arguments") or {}).get(argument or ""))
-        if argument and rel is not None and _only_shown(space, rel, whole):
+        tool = tools.get(task["tool"])
+        argument = read_argument(tool)
+        if tool is None or not argument:
+            continue
+        default = tool.args.get(argument, {}).get("default")  # a path left out reads it
+        rel = workspace_path(space, (task.get("arguments") or {}).get(argument, default))
+        if rel is not None and _only_shown(space, rel, whole):
             shown.add(task["id"])
     return shown
 
