@@ -65,11 +65,6 @@ def read_only(tools: Mapping[str, BaseTool]) -> set[str]:
     return {name for name, tool in tools.items() if (tool.metadata or {}).get("read_only")}
 
 
-def read_argument(tool: BaseTool | None) -> str | None:
-    """The argument naming the file or folder a tool reads, as it declares it (``reads``)."""
-    return (tool.metadata or {}).get("reads") if tool is not None else None
-
-
 def runs_argument(tool: BaseTool | None) -> str | None:
     """The argument holding the argv a tool runs, as it declares it (``runs``), if it runs one."""
     return (tool.metadata or {}).get("runs") if tool is not None else None

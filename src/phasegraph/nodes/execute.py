@@ -20,7 +20,7 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
-from phasegraph.facts.files import fully_shown_files, listed_whole
+from phasegraph.facts.files import listed_whole
 from phasegraph.facts.tools import (
     listing_tools,
 )
@@ -37,7 +37,6 @@ from phasegraph.nodes.holds import (
     failed_before,
     made_by,
     reads_of_nothing,
-    reads_of_shown,
     repeated_calls,
     unseen_overwrites,
 )
@@ -48,7 +47,7 @@ from phasegraph.state import State, TaskInput, TaskResult, ToolViolation
 from phasegraph.state.reading import current_phase, phase_window, run_results
 from phasegraph.storage.journal import journal_key
 from phasegraph.tools.constraints import refusal_reason
-from phasegraph.tools.workspace import Workspace, workspace_path
+from phasegraph.tools.workspace import Workspace
 
 
 def round_elapsed(results: list[TaskResult]) -> float:
@@ -82,14 +81,8 @@ def _holds(
     tasks: list[dict[str, Any]] = (state.get("current_plan") or {}).get("tasks", [])
     earlier = (r for record in phase_window(state) for r in record["results"])
     listing = listing_tools(available) if listed_whole(context, available) else set()
-    whole = {
-        rel
-        for name in fully_shown_files(state["request"], context, available)
-        if (rel := workspace_path(space, name))
-    }
     nothing = reads_of_nothing(tasks, available, space)
-    known = reads_of_shown(tasks, available, space, whole)
-    blind = blind_writes(tasks, available, earlier, listing, nothing, known)
+    blind = blind_writes(tasks, available, earlier, listing, nothing)
     seen = [*run_results(state), *state.get("results", [])]
     blind |= unseen_overwrites(tasks, available, seen, state, context)
     blind |= failed_before(tasks, available, seen)

@@ -1,31 +1,23 @@
 """What `execute` holds back from a round before any tool runs, each with why (SPEC section 5).
 
 Each is a policy of the round's plan against what the run has seen, read from what tools
-declare of themselves (``read_only``, ``reads``, ``writes``, ``idempotent``): a write that
-cannot hold what the reads beside it return, a whole-file write over a file the run has not
-seen, a call that failed before with nothing changed since, a read repeated within the round.
+declare of themselves (``read_only``, ``writes``, ``idempotent``): a write that cannot hold
+what the reads beside it return, a whole-file write over a file the run has not seen, a call
+that failed before with nothing changed since, a read repeated within the round.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence, Set
-from itertools import islice
 from typing import Any
 
 from langchain_core.tools import BaseTool
 
 from phasegraph.context import Context
 from phasegraph.facts.files import fully_shown_files
-from phasegraph.facts.tools import (
-    changed_files,
-    read_argument,
-    read_only,
-    writes_files,
-    written_argument,
-)
+from phasegraph.facts.tools import changed_files, read_only, writes_files, written_argument
 from phasegraph.state import State, TaskResult
 from phasegraph.tools.base import is_idempotent, truncate
 from phasegraph.tools.workspace import Workspace, WorkspaceError, workspace_path
@@ -37,7 +29,6 @@ def blind_writes(
     earlier: Iterable[TaskResult] = (),
     shown: Set[str] = frozenset(),
     nothing: Set[str] = frozenset(),
-    known: Set[str] = frozenset(),
 ) -> dict[str, str]:
     """The writes a round plans beside reads, each with why it waits for a round of its own.
 
@@ -46,51 +37,23 @@ def blind_writes(
     is not run; the next plan has the reads' output. A round of writes alone runs as planned,
     and so does a call that declares neither. Once an earlier round of the phase has read (in
     ``earlier``), a write beside reads runs: its plan had those outputs, and a model that plans
-    a read beside every write would otherwise never write. ``shown``: reading tools whose output
-    the plan's prompt already held, which hold nothing back: the workspace's listing, where the
-    prompt lists it whole (a write held beside it would wait for nothing new). ``nothing``:
-    reads that can return nothing (see `reads_of_nothing`), which hold nothing back either.
-    ``known``: reads of only what the prompt showed whole (see `reads_of_shown`), which hold
-    back only a write of a value they are to give (see `awaits_reads`). Returns
-    each held write's task id with why. Why: docs/traces.md.
+    a read beside every write would otherwise never write. A read of a file the prompt showed
+    whole still holds the writes beside it, so that the next plan has the read's output in its
+    history as well. ``shown``: reading tools whose output the plan's prompt already held, which
+    hold nothing back: the workspace's listing, where the prompt lists it whole (a write held
+    beside it would wait for nothing new). ``nothing``: reads that can return nothing (see
+    `reads_of_nothing`), which hold nothing back either. Returns each held write's task id with
+    why. Why: docs/traces.md.
     """
     reading = read_only(tools) - shown
     readers = [t["id"] for t in tasks if t["tool"] in reading and t["id"] not in nothing]
     if not readers or any(r["tool"] in reading and r["status"] == "ok" for r in earlier):
         return {}
-    unknown = [r for r in readers if r not in known]
-    held: dict[str, str] = {}
-    for task in tasks:
-        tool = tools.get(task["tool"])
-        waits = unknown or (readers if awaits_reads(task, tool) else [])
-        if writes_files(tool) and waits:
-            held[task["id"]] = (
-                f"not run: it was planned beside reads ({', '.join(waits)}) whose output its "
-                "arguments could not hold; plan it alone next round, written from what they "
-                "returned"
-            )
-    return held
-
-
-def awaits_reads(task: Mapping[str, Any], tool: BaseTool | None) -> bool:
-    """Whether a write holds a value the reads beside it are to give: no text, or one number.
-
-    Its texts, all but the path it writes, are blank (a place kept for what the reads return),
-    or one is a lone number and the rest blank (a count, a sum, a value: worked out from what
-    the reads return, not carried over from text the plan was shown).
-    """
-    path = written_argument(tool)
-    texts = [
-        v.strip()
-        for k, v in (task.get("arguments") or {}).items()
-        if k != path and isinstance(v, str)
-    ]
-    filled = [t for t in texts if t]
-    return bool(texts) and (not filled or (len(filled) == 1 and bool(_NUMBER.fullmatch(filled[0]))))
-
-
-#: A lone number as a write's text: a sign, digits, maybe grouped, maybe a decimal part.
-_NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?")
+    why = (
+        f"not run: it was planned beside reads ({', '.join(readers)}) whose output its "
+        "arguments could not hold; plan it alone next round, written from what they returned"
+    )
+    return {t["id"]: why for t in tasks if writes_files(tools.get(t["tool"]))}
 
 
 def reads_of_nothing(
@@ -108,53 +71,6 @@ def reads_of_nothing(
         for t in tasks
         if t["tool"] in reading and _absent(space, (t.get("arguments") or {}).get("path"))
     }
-
-
-def reads_of_shown(
-    tasks: list[dict[str, Any]],
-    tools: Mapping[str, BaseTool],
-    space: Workspace,
-    whole: Set[str],
-) -> set[str]:
-    """The reads a round plans of files whose whole text the plan's prompt held: nothing new.
-
-    ``whole``: the workspace paths of the files the prompts show whole (see
-    `fully_shown_files`). A read counts when its tool declares the argument naming what it
-    reads (``metadata={"reads": "path"}``) and that names one of those files, or a folder
-    whose every file is one of them (a folder with a link, or more than `_FOLDER_ENTRIES`
-    entries, does not count). Such a read can tell a plan nothing it did not have, so it holds
-    back no write planned from the same text, only one of a value it is to give (see
-    `awaits_reads`): a number worked out in the head, even from text the prompt showed, may be
-    wrong and still appear in a read's output (a search's line numbers). Why: docs/traces.md.
-    """
-    shown: set[str] = set()
-    for task in tasks:
-        tool = tools.get(task["tool"])
-        argument = read_argument(tool)
-        if tool is None or not argument:
-            continue
-        default = tool.args.get(argument, {}).get("default")  # a path left out reads it
-        rel = workspace_path(space, (task.get("arguments") or {}).get(argument, default))
-        if rel is not None and _only_shown(space, rel, whole):
-            shown.add(task["id"])
-    return shown
-
-
-def _only_shown(space: Workspace, rel: str, whole: Set[str]) -> bool:
-    """Whether ``rel`` is a file in ``whole``, or a folder holding only such files."""
-    if rel in whole:
-        return True
-    try:
-        entries = list(islice(space.walk(rel), _FOLDER_ENTRIES + 1))
-    except (OSError, WorkspaceError):
-        return False  # not a folder (a file not shown whole), or not there
-    if len(entries) > _FOLDER_ENTRIES or any(e.endswith("@") for e in entries):
-        return False
-    return all(e.endswith("/") or e in whole for e in entries)
-
-
-#: A folder read is weighed file by file only up to this many entries.
-_FOLDER_ENTRIES = 50
 
 
 def _absent(space: Workspace, path: object) -> bool:

@@ -83,10 +83,9 @@ def workspace_tools(settings: WorkspaceSettings) -> tuple[BaseTool, ...]:
     # What each tool declares (SPEC 5 and 11): "idempotent" (running it twice does no more than
     # once), "read_only" (it changes nothing, so no phase is narrowed away from it), "writes"
     # (the argument naming the one file it writes, which the judge is told has changed), "runs"
-    # (the argument holding the argv it runs), "lists" (it lists the workspace), "reads" (the
-    # argument naming the file, or the folder whose files, it reads) and "workspace" (it works
-    # on the run's workspace, whose facts code may then read and show).
-    reads = {"idempotent": True, "read_only": True, "reads": "path"}
+    # (the argument holding the argv it runs), "lists" (it lists the workspace) and "workspace"
+    # (it works on the run's workspace, whose facts code may then read and show).
+    reads = {"idempotent": True, "read_only": True}
     specs: list[tuple[str, object, type[BaseModel], str, dict[str, Any]]] = [
         (
             "list_files",
