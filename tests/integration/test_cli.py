@@ -281,8 +281,16 @@ def test_checks_decide_the_exit_code(ws: Path) -> None:
         ("exists:files.md", True),
         ("contains:files.md:notes.txt", True),
     ]
+    # one name checked of several: the other lines rest on the judge's word
     (files_md,) = result["evidence"]["files"]
-    assert files_md["vouched_by"] == "checks" and result["evidence"]["verified"] is True
+    assert files_md["vouched_by"] == "partial" and result["evidence"]["verified"] is False
+    (ws / "files.md").unlink()  # a check that held before the work would vouch for nothing
+    every = cli("run", "go", "--thread", "every", "--model", MODEL, "--check",
+                r"matches:files.md:^- \S+\.txt$", "--json", cwd=ws)  # fmt: skip
+    assert every.returncode == 0, every.stderr
+    (files_md,) = json.loads(every.stdout)["evidence"]["files"]
+    assert files_md["vouched_by"] == "checks"
+    assert json.loads(every.stdout)["evidence"]["verified"] is True
     # without a check that reads it, completed says on whose word it rests, and how to verify
     plain = cli("run", "go", "--thread", "plain", "--model", MODEL, cwd=ws)
     assert plain.returncode == 0 and "files.md rests on the judge's word alone" in plain.stdout
@@ -298,7 +306,12 @@ def test_checks_decide_the_exit_code(ws: Path) -> None:
     assert "check contains:files.md:plan.md fails: files.md" in short.stdout
     rows = json.loads(cli("threads", "--json", cwd=ws).stdout)
     statuses = {r["thread_id"]: r["status"] for r in rows}
-    assert statuses == {"ok": "completed", "plain": "completed", "short": "incomplete"}
+    assert statuses == {
+        "ok": "completed",
+        "every": "completed",
+        "plain": "completed",
+        "short": "incomplete",
+    }
     shown = cli("show", "short", cwd=ws)
     assert shown.returncode == 0 and "## Checks" in shown.stdout
     assert "contains:files.md:plan.md: FAILS" in shown.stdout
