@@ -16,13 +16,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate
 from typing import Any
 
-import regex
 from langchain_core.tools import BaseTool
 
 from phasegraph.facts.tools import changed_files
 from phasegraph.state import CheckRecord, DeliverableEvidence, Evidence, State, TaskResult
 from phasegraph.state.evidence import VouchedBy
-from phasegraph.tools.checks import HAS_TEXT
+from phasegraph.tools.checks import HAS_TEXT, expression
 from phasegraph.tools.workspace import SEARCH_TIMEOUT_S, Workspace, WorkspaceError, workspace_path
 
 
@@ -149,9 +148,9 @@ def lines_read(check: CheckRecord, lines: Sequence[str]) -> set[int] | None:
         wanted = check["text"]
         spans = [(m.start(), m.start() + len(wanted)) for m in re.finditer(re.escape(wanted), text)]
     elif check["kind"] == "matches":
-        compiled = regex.compile(check["pattern"], regex.MULTILINE)
         try:
-            spans = [m.span() for m in compiled.finditer(text, timeout=SEARCH_TIMEOUT_S)]
+            found = expression(check).finditer(text, timeout=SEARCH_TIMEOUT_S)
+            spans = [m.span() for m in found]
         except TimeoutError:
             return set()
     else:

@@ -241,14 +241,18 @@ def _evaluate(
     # The pattern is not quoted: details reach the prompts, and a model may copy an expression
     # it is shown into the file (see `phasegraph.facts.checks.in_words`); the check's label,
     # beside its detail in every report, names it.
-    compiled = regex.compile(check["pattern"], regex.MULTILINE)
-    if compiled.search(text, timeout=SEARCH_TIMEOUT_S):
+    if expression(check).search(text, timeout=SEARCH_TIMEOUT_S):
         if check["pattern"] == HAS_TEXT:
             # In plain words: a judge told only of "text the check's expression finds" may
             # still take the file for missing or blank (docs/traces.md, tools.checks._evaluate).
             return True, f"{path} is there and holds text"
         return True, f"{path} holds text the check's expression finds"
     return False, _missing(path, text, size, "text the check's expression finds")
+
+
+def expression(check: CheckRecord) -> regex.Pattern[str]:
+    """A ``matches`` check's expression as code evaluates it: ``^`` and ``$`` at each line."""
+    return regex.compile(check["pattern"], regex.MULTILINE)
 
 
 #: One number as people write one: a sign, digits (maybe grouped by commas), a decimal part.
