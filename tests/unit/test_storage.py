@@ -203,3 +203,23 @@ def test_an_async_saver_s_undecodable_checkpoint_is_refused_and_a_sound_one_read
                      (os.urandom(300), latest))  # fmt: skip
     with pytest.raises(CheckpointRefusedError, match="cannot be decoded"):
         asyncio.run(read())
+
+
+def test_a_fresh_file_switches_to_wal_while_another_connection_holds_its_write_lock(
+    tmp_path: Path,
+) -> None:
+    # Two processes opening a new file at once: the one that reads first and must then write
+    # gets SQLITE_BUSY at once (no busy wait, it could deadlock), not after the busy timeout.
+    path = tmp_path / "fresh.sqlite"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("CREATE TABLE t (x)")
+    releaser = threading.Timer(0.5, other.execute, args=("COMMIT",))
+    releaser.start()
+    try:
+        db = SqliteDatabase(str(path))
+    finally:
+        releaser.join()
+        other.close()
+    assert db.execute("PRAGMA journal_mode") == [("wal",)]
+    assert db.has_table("t")

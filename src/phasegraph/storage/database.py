@@ -18,6 +18,7 @@ import contextlib
 import os
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar, cast
@@ -68,7 +69,29 @@ class SqliteDatabase:
         # LangGraph's savers switch the file to WAL on their first use, which needs the file to
         # themselves: done lazily while leases and journal entries are being written by other
         # connections, it fails with "database is locked". Switching first makes theirs a no-op.
-        self.execute("PRAGMA journal_mode=WAL")
+        self._switch_to_wal()
+
+    def _switch_to_wal(self) -> None:
+        """Put the file in WAL mode, waiting up to `SQLITE_BUSY_S` for other connections.
+
+        The switch reads the file, then writes it. A connection that has read while another
+        holds the write lock gets SQLITE_BUSY at once, not after the busy timeout (SQLite's guard
+        against deadlock): two processes opening a new file together collide so. The switch is
+        retried whole, with short pauses, until it succeeds or the wait is spent.
+        """
+        deadline = time.monotonic() + SQLITE_BUSY_S
+        pause = 0.005
+        while True:
+            try:
+                self.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
+                    raise
+                if time.monotonic() + pause > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
 
     def _connection(self) -> sqlite3.Connection:
         """This thread's connection, opened again when the file at the path was replaced."""
