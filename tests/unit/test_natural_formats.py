@@ -171,3 +171,37 @@ def test_ask_user_without_a_question_means_replan_when_nobody_can_be_asked() -> 
     answer = {"phase_completed": False, "user_summary": "not sure how", "next_action": "ask_user"}
     judged = Judgement.model_validate(answer, context={"can_ask": False})
     assert judged.next_action == "replan"
+
+
+@pytest.mark.parametrize(
+    ("text", "bound", "kept"),
+    [
+        ("Wrote the file. It holds three names. The phase completed, with the", 67, None),
+        ("Short and whole.", 400, "Short and whole."),
+        ("Under the bound and cut mid", 400, "Under the bound and cut mid"),
+        ("Wrote version 1.2.0. Kept", 25, "Wrote version 1.2.0."),
+        ("Ran. " + "word " * 20, 105, "Ran. " + "word " * 18 + "word\u2026"),
+    ],
+)
+def test_a_text_cut_at_its_bound_keeps_its_whole_sentences(
+    text: str, bound: int, kept: str | None
+) -> None:
+    from phasegraph.state.result import whole_sentences
+
+    expected = "Wrote the file. It holds three names." if kept is None else kept
+    assert whole_sentences(text, bound) == expected
+
+
+def test_a_summary_cut_by_its_grammar_reads_as_whole_sentences() -> None:
+    from phasegraph.state import Summary
+    from phasegraph.state.schemas import SUMMARY_CHARS, SUMMARY_ITEM_CHARS
+
+    cut = ("The file was written and holds the names. " * 20)[: SUMMARY_CHARS - 6] + "with t"
+    item = ("Listed the files of the folder " * 5)[:SUMMARY_ITEM_CHARS]
+    summary = Summary.model_validate(
+        {"final_summary": cut, "highlights": [item, "One."], "quality_assessment": "Good."}
+    )
+    assert summary.final_summary.endswith("holds the names.")
+    assert len(summary.final_summary) < len(cut)
+    assert summary.highlights == [item.rstrip().rsplit(None, 1)[0] + "\u2026", "One."]
+    assert summary.quality_assessment == "Good."

@@ -9,10 +9,31 @@ still refused, and the stage re-asks with the error.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence, Set
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
+
+#: A sentence's end: its mark, then a space or the text's end.
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+
+
+def whole_sentences(text: str, bound: int) -> str:
+    """``text``, or, when it reaches ``bound`` characters mid-sentence, its whole sentences.
+
+    A grammar closes a bounded string where the bound falls, mid-word as often as not; a reader
+    is better served by the sentences before the cut. Text that ends a sentence, or is shorter
+    than the bound, is kept as written; one whose sentences end before its last third keeps its
+    whole words and ends with an ellipsis.
+    """
+    kept = text.rstrip()
+    if len(text) < bound or kept.endswith((".", "!", "?", "\u2026")):
+        return text
+    ends = [found.end() for found in _SENTENCE_END.finditer(kept)]
+    if ends and ends[-1] * 3 >= len(kept):
+        return kept[: ends[-1]]
+    return (kept.rsplit(None, 1)[0] if " " in kept else kept) + "\u2026"
 
 
 def clip(text: str, chars: int) -> str:

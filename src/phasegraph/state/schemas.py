@@ -31,6 +31,7 @@ from phasegraph.state.result import (
     number_repeated_ids,
     phase_ids,
     renamed,
+    whole_sentences,
 )
 
 # The round's schemas were here before they had a module of their own: this import path keeps
@@ -244,8 +245,9 @@ class Replan(Result):
 # 330 tokens) fit in one answer of the 1,024-token limit, so a grammar closes them in time; each
 # is below the most a grammar takes (`local_format.GRAMMAR_MAX_BOUND`). The summary says what the
 # facts mean; code adds the facts themselves, so its prose is bounded short: a local model's
-# answer costs a second for every fifteen or so tokens on 2 cores (docs/benchmarks.md).
-SUMMARY_CHARS = 600
+# answer costs a second for every fifteen or so tokens on 2 cores (docs/benchmarks.md). A part
+# the bound cut mid-sentence keeps its whole sentences (`whole_sentences`).
+SUMMARY_CHARS = 400
 SUMMARY_ITEMS, SUMMARY_ITEM_CHARS = 3, 100
 ASSESSMENT_CHARS = 120
 
@@ -268,3 +270,12 @@ class Summary(Result):
         default_factory=list, json_schema_extra=list_at_most(SUMMARY_ITEMS, SUMMARY_ITEM_CHARS)
     )
     quality_assessment: str = Field(default="", json_schema_extra=at_most(ASSESSMENT_CHARS))
+
+    @model_validator(mode="after")
+    def _ends_at_whole_sentences(self) -> Summary:
+        """Each part cut at its bound mid-sentence ends at its last whole sentence."""
+        self.final_summary = whole_sentences(self.final_summary, SUMMARY_CHARS)
+        for items in (self.highlights, self.unfinished, self.next_steps):
+            items[:] = [whole_sentences(item, SUMMARY_ITEM_CHARS) for item in items]
+        self.quality_assessment = whole_sentences(self.quality_assessment, ASSESSMENT_CHARS)
+        return self
