@@ -33,7 +33,7 @@ from phasegraph.models.local_format import (
     _forced_function,
     _within_grammar_limits,
 )
-from phasegraph.models.structured import call_structured, function_spec
+from phasegraph.models.structured import _extract_arguments, call_structured, function_spec
 
 from scripts import judgement
 
@@ -196,6 +196,17 @@ def test_cut_off_json_stays_text_for_the_repair_loop() -> None:
     assert cut.tool_calls == [] and cut.text == '{"choice": "a'
     whole = _as_tool_call('{"choice": "a"}', "pick", usage)  # type: ignore[arg-type]
     assert whole.tool_calls[0]["name"] == "pick" and whole.tool_calls[0]["args"] == {"choice": "a"}
+
+
+def test_a_raw_line_break_inside_a_string_is_read_as_written() -> None:
+    # a grammar bounding a string's length let the 1.5B model end one with a raw line break
+    usage = {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}
+    raw = '{"items": ["found 2 times in the\n 3"], "note": "a\tb"}'
+    call = _as_tool_call(raw, "pick", usage)  # type: ignore[arg-type]
+    assert call.tool_calls[0]["args"] == {"items": ["found 2 times in the\n 3"], "note": "a\tb"}
+    reply = AIMessage(content=raw)
+    args, problem = _extract_arguments(reply, "pick")
+    assert args == {"items": ["found 2 times in the\n 3"], "note": "a\tb"} and problem == ""
 
 
 def test_messages_become_the_chat_templates_turns() -> None:

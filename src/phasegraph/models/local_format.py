@@ -8,7 +8,6 @@ model's own chat template renders, and the answer back as a tool call or a reply
 
 from __future__ import annotations
 
-import json
 import uuid
 from typing import Any
 
@@ -21,7 +20,7 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.ai import UsageMetadata
 
-from phasegraph.models.structured import forced_name
+from phasegraph.models.structured import forced_name, loads_answer
 
 
 def _forced_function(tools: list[dict[str, Any]], choice: Any) -> dict[str, Any] | None:
@@ -110,7 +109,7 @@ def _choice_schema(tools: list[dict[str, Any]], *, may_answer: bool) -> dict[str
 def _as_chosen_call(content: str, usage: UsageMetadata) -> AIMessage:
     """A free choice as a tool call or a plain reply; anything else stays text."""
     try:
-        chosen = json.loads(content)
+        chosen = loads_answer(content)
     except ValueError:
         return AIMessage(content=content, usage_metadata=usage)
     if isinstance(chosen, dict) and isinstance(chosen.get("answer"), str):
@@ -127,7 +126,7 @@ def _as_chosen_call(content: str, usage: UsageMetadata) -> AIMessage:
 def _as_tool_call(content: str, name: str, usage: UsageMetadata) -> AIMessage:
     """The constrained answer as a tool call; cut-off JSON stays text for the repair loop."""
     try:
-        args = json.loads(content)
+        args = loads_answer(content)
     except ValueError:
         return AIMessage(content=content, usage_metadata=usage)
     if not isinstance(args, dict):

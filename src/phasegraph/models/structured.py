@@ -87,6 +87,16 @@ class StageCall(Generic[M]):
         return f"no valid result after {self.attempts} attempt(s); last error: {last}"
 
 
+
+def loads_answer(text: str) -> Any:
+    """A model's JSON answer, read as a person reads it; ValueError when it is not JSON.
+
+    A raw line break or tab inside a string is taken as written: JSON asks for it escaped, but
+    llama-cpp-python's JSON-schema grammar lets a local model write it raw, and a person would
+    not ask again for that.
+    """
+    return json.loads(text, strict=False)
+
 def function_spec(name: str, schema: type[BaseModel]) -> dict[str, Any]:
     """The OpenAI-style function definition of a stage: its name and its schema's parameters."""
     # A fresh copy each time: model wrappers may edit the dict they are given.
@@ -259,7 +269,7 @@ def _json_object(text: str) -> dict[str, Any] | None:
         candidates.append(text[start : end + 1])
     for candidate in candidates:
         try:
-            value = json.loads(candidate)
+            value = loads_answer(candidate)
         except ValueError:
             continue
         if isinstance(value, dict):
@@ -305,7 +315,7 @@ def complete_items(text: str) -> dict[str, Any] | None:
             cuts.append((i, "".join(reversed(stack))))
     for end, closers in reversed(cuts[-CUT_POINTS_TRIED:]):
         try:
-            value = json.loads(text[text.index("{") : end] + closers)
+            value = loads_answer(text[text.index("{") : end] + closers)
         except ValueError:
             continue
         if isinstance(value, dict):
