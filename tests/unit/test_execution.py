@@ -719,3 +719,54 @@ def test_phases_of_several_rounds_on_one_tool_stay_as_planned() -> None:
     script["phase_planner"] = [{"phases": work, "execution_strategy": "in order"}]
     out, *_ = run_graph(script, sleepy_tools([]))
     assert [p["id"] for p in out["phases"]] == ["p1", "p2", "p3"]
+
+
+def test_writes_of_one_file_run_in_the_plan_s_order_and_others_at_once() -> None:
+    log: list[str] = []
+
+    @tool
+    def store(path: str, text: str) -> str:
+        """Write a note (a test stand-in that sleeps, then logs)."""
+        log.append(f"start {text}")
+        time.sleep(0.1)
+        log.append(f"end {text}")
+        return "stored"
+
+    store.metadata = {"writes": "path"}
+    plan = round_plan(
+        ("t1", "store", {"path": "notes.txt", "text": "a"}),
+        ("t2", "store", {"path": "./notes.txt", "text": "b"}),
+        ("t3", "store", {"path": "other.txt", "text": "c"}),
+    )
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=[plan])
+    out, *_ = run_graph(script, [store], max_parallel=8)
+    waves = {r["task_id"]: r["wave"] for r in out["rounds"][0]["results"]}
+    assert waves == {"t1": 1, "t2": 2, "t3": 1}
+    assert log.index("end a") < log.index("start b")
+
+
+def test_an_earlier_writer_that_waits_for_a_later_one_comes_after_it(tmp_path: Any) -> None:
+    from phasegraph.nodes.holds import writes_in_plan_order
+    from phasegraph.tools.workspace import Workspace
+
+    @tool
+    def put(path: str) -> str:
+        """Write a file (a stand-in)."""
+        return "put"
+
+    @tool
+    def get(path: str) -> str:
+        """Read a file (a stand-in)."""
+        return "got"
+
+    put.metadata, get.metadata = {"writes": "path"}, {"read_only": True}
+    tools = {"put": put, "get": get}
+    tasks = [
+        {"id": "t1", "tool": "put", "arguments": {"path": "f.txt"}, "depends_on": ["t2"]},
+        {"id": "t2", "tool": "put", "arguments": {"path": "f.txt"}, "depends_on": []},
+        {"id": "t3", "tool": "put", "arguments": {"path": "f.txt"}, "depends_on": []},
+        {"id": "t4", "tool": "get", "arguments": {"path": "f.txt"}, "depends_on": []},
+        {"id": "t5", "tool": "put", "arguments": {"path": "../outside.txt"}, "depends_on": []},
+    ]
+    order = writes_in_plan_order(tasks, tools, Workspace(str(tmp_path)))
+    assert order == {"t3": ["t1", "t2"]}

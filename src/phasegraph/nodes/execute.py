@@ -39,6 +39,7 @@ from phasegraph.nodes.holds import (
     reads_of_nothing,
     repeated_calls,
     unseen_overwrites,
+    writes_in_plan_order,
 )
 from phasegraph.nodes.judgement import round_stopped
 from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
@@ -100,6 +101,7 @@ class _Wave:
     space: Workspace
     blind: dict[str, str]
     repeats: dict[str, str]
+    after: dict[str, list[str]]
     number: int
     time_left: float
     steps_left: int
@@ -124,6 +126,9 @@ class _Wave:
             space=space,
             blind=blind,
             repeats=repeats,
+            after=writes_in_plan_order(
+                (state.get("current_plan") or {}).get("tasks", []), available, space
+            ),
             number=state.get("wave", 0) + 1,
             time_left=context.round_timeout_s - round_elapsed(list(done.values())),
             # one step stays for the judge of this round: judging never passes the budget
@@ -150,6 +155,8 @@ class _Wave:
         deps_done = [self.done[d] for d in needs if d in self.done]
         if len(deps_done) < len(needs):
             return False
+        if any(w not in self.done for w in self.after.get(task["id"], ())):
+            return False  # an earlier write of its file runs first
         if task["id"] in self.repeats:
             same_as = self.repeats[task["id"]]
             why = f"not run: the same call as {same_as} in this round; its result is theirs"

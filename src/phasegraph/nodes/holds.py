@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -155,19 +155,8 @@ def repeated_calls(
     change things, however often it is planned. Why: docs/traces.md.
     """
     reading = read_only(tools)
-    needs = {t["id"]: [d for d in t["depends_on"] if d != t["id"]] for t in tasks}
     tool_of = {t["id"]: t["tool"] for t in tasks}
-
-    def upstream(task_id: str) -> set[str]:
-        seen: set[str] = set()
-        todo = list(needs.get(task_id, []))
-        while todo:
-            other = todo.pop()
-            if other not in seen:
-                seen.add(other)
-                todo.extend(needs.get(other, []))
-        return seen
-
+    upstream = _upstream(tasks)
     first: dict[str, str] = {}
     same: dict[str, str] = {}
     for task in tasks:
@@ -219,6 +208,51 @@ def failed_before(
 
 
 _MAY_HAVE_CHANGED = ("ok", "timeout", "interrupted")
+
+
+def _upstream(tasks: Sequence[Mapping[str, Any]]) -> Callable[[str], set[str]]:
+    """The tasks a task of the round waits for through its depends_on, directly or not."""
+    needs = {t["id"]: [d for d in t.get("depends_on") or () if d != t["id"]] for t in tasks}
+
+    def upstream(task_id: str) -> set[str]:
+        seen: set[str] = set()
+        todo = list(needs.get(task_id, []))
+        while todo:
+            other = todo.pop()
+            if other not in seen:
+                seen.add(other)
+                todo.extend(needs.get(other, []))
+        return seen
+
+    return upstream
+
+
+def writes_in_plan_order(
+    tasks: Sequence[Mapping[str, Any]], tools: Mapping[str, BaseTool], space: Workspace
+) -> dict[str, list[str]]:
+    """For each task that writes a file, the earlier tasks of the round that write the same file.
+
+    Tasks without a dependency between them run at once, in whatever order their threads
+    take; two writes of one file would then leave it as chance has it, run after run. A task
+    waits for the round's earlier writers of its file (in the plan's order), whatever their
+    results: the order is the plan's, not a dependency, so a failed write does not skip the
+    next. An earlier writer that itself waits for the task (its depends_on) comes after it.
+    The file is the argument a tool declares it writes (``writes``), as the workspace resolves
+    it.
+    """
+    upstream = _upstream(tasks)
+    writers: dict[str, list[str]] = {}
+    order: dict[str, list[str]] = {}
+    for task in tasks:
+        argument = written_argument(tools.get(str(task.get("tool"))))
+        path = workspace_path(space, (task.get("arguments") or {}).get(argument or ""))
+        if not argument or path is None:
+            continue
+        first = [w for w in writers.get(path, []) if task["id"] not in upstream(w)]
+        if first:
+            order[str(task["id"])] = first
+        writers.setdefault(path, []).append(str(task["id"]))
+    return order
 
 
 def _call_key(tool: str, arguments: Mapping[str, Any]) -> str:
