@@ -87,7 +87,6 @@ class StageCall(Generic[M]):
         return f"no valid result after {self.attempts} attempt(s); last error: {last}"
 
 
-
 def loads_answer(text: str) -> Any:
     """A model's JSON answer, read as a person reads it; ValueError when it is not JSON.
 
@@ -96,6 +95,7 @@ def loads_answer(text: str) -> Any:
     not ask again for that.
     """
     return json.loads(text, strict=False)
+
 
 def function_spec(name: str, schema: type[BaseModel]) -> dict[str, Any]:
     """The OpenAI-style function definition of a stage: its name and its schema's parameters."""

@@ -78,6 +78,19 @@ def _absent(space: Workspace, path: object) -> bool:
     return rel is not None and not os.path.lexists(space.real_root / rel)
 
 
+def written_path(
+    task: Mapping[str, Any], tools: Mapping[str, BaseTool], space: Workspace
+) -> str | None:
+    """The file ``task`` writes, as the workspace resolves it; None if it writes none there.
+
+    The file is the argument the task's tool declares it writes (``writes``).
+    """
+    argument = written_argument(tools.get(str(task.get("tool"))))
+    if not argument:
+        return None
+    return workspace_path(space, (task.get("arguments") or {}).get(argument))
+
+
 def made_by(
     failed: TaskResult, task: Mapping[str, Any], tools: Mapping[str, BaseTool], space: Workspace
 ) -> bool:
@@ -119,10 +132,9 @@ def unseen_overwrites(
     unseen: dict[str, str] = {}
     for task in tasks:
         tool = tools.get(task["tool"])
-        argument = written_argument(tool)
-        if tool is None or not argument or not is_idempotent(tool):
+        if tool is None or not is_idempotent(tool):
             continue
-        rel = workspace_path(space, task["arguments"].get(argument))
+        rel = written_path(task, tools, space)
         if rel and rel not in known and (space.real_root / rel).is_file():
             if _holds_already(space, rel, task["arguments"]):
                 continue  # the same bytes again (a round re-run after a crash): nothing is lost
@@ -244,9 +256,8 @@ def writes_in_plan_order(
     writers: dict[str, list[str]] = {}
     order: dict[str, list[str]] = {}
     for task in tasks:
-        argument = written_argument(tools.get(str(task.get("tool"))))
-        path = workspace_path(space, (task.get("arguments") or {}).get(argument or ""))
-        if not argument or path is None:
+        path = written_path(task, tools, space)
+        if path is None:
             continue
         first = [w for w in writers.get(path, []) if task["id"] not in upstream(w)]
         if first:
