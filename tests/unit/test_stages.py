@@ -164,6 +164,26 @@ def test_with_a_callers_tools_a_phase_whose_calls_all_failed_does_not_complete(o
     assert out["shortfalls"] and "ended short" in out["shortfalls"][0]
 
 
+def test_a_claim_of_done_code_overruled_never_reaches_the_summary_as_a_finding(own_tools) -> None:
+    plan = round_plan(("t1", "calculate", {"expression": "6*7"}))
+    claim = judgement("end_phase", completed=True, rate=1.0) | {
+        "user_summary": "The phase completed successfully."
+    }
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=[plan], judge_tasks=[claim])
+    model = ScriptedChatModel(script=script)
+    graph = build_graph(model=model, tools=own_tools, checkpointer=InMemorySaver())
+    out = final_state(graph, {"request": "compute 6*7"},
+                      {"configurable": {"thread_id": "claim"}}, context=Context())  # fmt: skip
+    assert out["status"] != "completed"
+    assert all(r["judgement"]["overridden"] for r in out["rounds"])
+    (prompt,) = model.calls_of("summarizer")
+    text = "\n".join(str(m.content) for m in prompt)
+    assert "completed successfully" not in text
+    # every round, and every phase that ended short, by why code kept it open
+    why = "not complete: no task of the phase has succeeded"
+    assert text.count(why) == len(out["rounds"]) + len(out["phase_outcomes"])
+
+
 def test_guards_given_to_build_graph_replace_the_defaults(own_tools) -> None:
     # none: the judge's word stands (what the defaults stop above)
     assert own_run(own_tools, guards=[])["status"] == "completed"

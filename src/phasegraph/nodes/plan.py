@@ -39,6 +39,7 @@ from phasegraph.nodes.prompt_render import (
     fit_to_budget,
     quoted,
     recent_outcomes,
+    round_finding,
     tokens,
     unquoted,
 )
@@ -125,14 +126,12 @@ def _arguments(result: TaskResult, limit: int) -> str:
 def _verdict(record: RoundRecord) -> str:
     """How a round was judged: by the judge, or by code where the facts overruled the judge.
 
-    A verdict code overruled is not repeated: a model may copy what it reads, and a wrong "the
-    phase was completed" can send its next plan back to the same call. Why: docs/traces.md.
+    A verdict code overruled is not repeated (`round_finding`): a wrong "the phase was
+    completed" can send the next plan back to the same call. Why: docs/traces.md.
     """
     judgement = record["judgement"]
-    overruled = judgement.get("overridden")
-    if overruled:
-        return f"not complete: {overruled}"
-    return f"judged: {judgement.get('user_summary', '')}"
+    finding = round_finding(judgement)
+    return finding if judgement.get("overridden") else f"judged: {finding}"
 
 
 

@@ -52,6 +52,19 @@ def bullet_list(items: list[str]) -> str:
     return "\n".join(f"- {item}" for item in items) if items else "-"
 
 
+def round_finding(judgement: Mapping[str, Any]) -> str:
+    """What a round found: its judge's summary, or why not done where code overruled the judge.
+
+    A claim of done that code overruled never reaches a reader as the round's finding: a model
+    repeats what it reads, and a report that says "completed successfully" over a run that did not
+    complete tells its person the opposite of the facts.
+    """
+    overruled = judgement.get("overridden")
+    if overruled:
+        return f"not complete: {overruled}"
+    return str(judgement.get("user_summary", ""))
+
+
 def outcome_line(outcome: PhaseOutcome, summary_chars: int | None = None) -> str:
     """One finished phase, the same in every prompt and summary: how it ended, what it found."""
     how = "completed" if outcome["completed"] else f"ended incomplete ({outcome['ended_by']})"

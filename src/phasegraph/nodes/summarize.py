@@ -24,7 +24,7 @@ from phasegraph.facts.deliverables import deliverable_evidence, evidence_line
 from phasegraph.models.structured import call_structured
 from phasegraph.nodes.analyse import caller_checks, is_record
 from phasegraph.nodes.deps import Deps, context_of
-from phasegraph.nodes.prompt_render import bullet_list, outcome_line, tokens
+from phasegraph.nodes.prompt_render import bullet_list, outcome_line, round_finding, tokens
 from phasegraph.nodes.step_budget import ROUND_MIN_STEPS, budget_left
 from phasegraph.progress import emit
 from phasegraph.report import statistics
@@ -49,16 +49,16 @@ STATUS_BY_STOP: dict[str, RunStatus] = {
 
 
 def render_rounds(rounds: list[RoundRecord], budget_tokens: int) -> list[str]:
-    """Every round by its judge summary, newest kept first, within ``budget_tokens``.
+    """Every round by what it found (`round_finding`), newest kept first, within ``budget_tokens``.
 
-    The judges' summaries are what the run found; the report should be able to name all of it,
-    so rounds are dropped only when the prompt budget cannot hold them, oldest first.
+    The rounds are what the run found; the report should be able to name all of it, so rounds are
+    dropped only when the prompt budget cannot hold them, oldest first.
     """
     kept: list[str] = []
     used = 0
     for record in reversed(rounds):
-        line = f"{record['phase_id']} round {record['round']}: " + str(
-            record["judgement"].get("user_summary", "")
+        line = f"{record['phase_id']} round {record['round']}: " + round_finding(
+            record["judgement"]
         )
         used += tokens(line)
         if used > budget_tokens:
@@ -111,7 +111,16 @@ def explain_stop(state: State, reason: StopReason) -> str:
 
 
 def _phase_lines(state: State) -> tuple[list[str], list[str]]:
-    done = [outcome_line(o) for o in state.get("phase_outcomes", [])]
+    """Finished phases by what their last round found (`round_finding`), then the phases left."""
+    last = {r["phase_id"]: r["judgement"] for r in state.get("rounds", [])}
+    done = [
+        outcome_line(
+            {**o, "summary": round_finding(last[o["phase_id"]])}
+            if last.get(o["phase_id"], {}).get("overridden")
+            else o
+        )
+        for o in state.get("phase_outcomes", [])
+    ]
     phases = state.get("phases") or []
     todo = [f"{p['name']} ({p['id']}): {p['goal']}" for p in phases[state.get("phase_index", 0) :]]
     return done, todo
