@@ -192,6 +192,15 @@ def test_run_json_and_a_database_that_is_not_one(ws: Path) -> None:
     debug = cli("threads", "--db", str(corrupt), "--debug", cwd=ws)
     assert debug.returncode == 2 and "Traceback" in debug.stderr
 
+    # a database named but not there is a mistyped path, not a database without threads
+    missing = ws / "typo.sqlite"
+    listed = cli("threads", "--db", str(missing), cwd=ws)
+    assert listed.returncode == 2 and f"no threads database at {missing}" in listed.stderr
+    assert not missing.exists()
+    fresh = ws / "fresh"
+    fresh.mkdir()
+    assert cli("threads", cwd=fresh).stdout.strip() == "no threads"  # the workspace's own: none yet
+
 
 def test_an_internal_error_is_one_line_and_a_traceback_with_debug(
     ws: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

@@ -99,6 +99,10 @@ class Session:
         with open_checkpointer(self.url or self.db) as saver:
             yield build_graph(checkpointer=saver)
 
+    def db_named(self) -> bool:
+        """Whether the database was named (``--db``, ``PHASEGRAPH_DB``), not the workspace's."""
+        return bool(getattr(self.args, "db", None) or os.environ.get("PHASEGRAPH_DB"))
+
     def exists(self) -> bool:
         """Whether the threads database may hold threads (a server is asked when used)."""
         return bool(self.url) or self.db.exists()
