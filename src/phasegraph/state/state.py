@@ -166,7 +166,7 @@ class PhaseOutcome(TypedDict):
     rounds: int
     """Rounds the phase ran."""
     summary: str
-    """The judge's last user_summary for the phase."""
+    """What its last round found (the judge's summary, or why code kept the phase open)."""
 
 
 class Reflection(TypedDict):
