@@ -164,7 +164,7 @@ def test_with_a_callers_tools_a_phase_whose_calls_all_failed_does_not_complete(o
     assert out["shortfalls"] and "ended short" in out["shortfalls"][0]
 
 
-def test_a_claim_of_done_code_overruled_never_reaches_a_later_prompt(own_tools) -> None:
+def test_a_claim_of_done_code_overruled_never_reaches_the_summary_as_a_finding(own_tools) -> None:
     plan = round_plan(("t1", "calculate", {"expression": "6*7"}))
     claim = judgement("end_phase", completed=True, rate=1.0) | {
         "user_summary": "The phase completed successfully."
@@ -176,12 +176,9 @@ def test_a_claim_of_done_code_overruled_never_reaches_a_later_prompt(own_tools) 
                       {"configurable": {"thread_id": "claim"}}, context=Context())  # fmt: skip
     assert out["status"] != "completed"
     assert all(r["judgement"]["overridden"] for r in out["rounds"])
-    # no stage reads the overruled claim: not the next plans, the replans, nor the summary
-    assert model.calls_of("replanner")
-    for _, messages in model.calls:
-        assert not any("completed successfully" in str(m.content) for m in messages)
     (prompt,) = model.calls_of("summarizer")
     text = "\n".join(str(m.content) for m in prompt)
+    assert "completed successfully" not in text
     # every round, and every phase that ended short, by why code kept it open
     why = "not complete: no task of the phase has succeeded"
     assert text.count(why) == len(out["rounds"]) + len(out["phase_outcomes"])

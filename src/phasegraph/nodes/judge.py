@@ -35,7 +35,7 @@ from phasegraph.nodes.judgement import (
     reflect,
     round_stopped,
 )
-from phasegraph.nodes.prompt_render import dump, fit_to_budget, quoted, round_finding
+from phasegraph.nodes.prompt_render import dump, fit_to_budget, quoted
 from phasegraph.nodes.step_budget import budget_left, limits_of, retries_within_budget, round_limit
 from phasegraph.progress import emit
 from phasegraph.state import CheckRecord, Judgement, RoundRecord, State, TaskResult
@@ -235,7 +235,7 @@ def _close_round(
             completed=bool(judgement["phase_completed"]),
             rate=float(judgement["phase_completion_rate"]),
             rounds=round_no,
-            summary=round_finding(judgement),
+            summary=judgement["user_summary"],
             runtime=runtime,
         )
     return update

@@ -93,7 +93,7 @@ def render_history(rounds: Sequence[RoundRecord], budget_tokens: int) -> str:
             f"Rounds {dropped[0]['round']}-{dropped[-1]['round']}: {len(dropped)} earlier rounds, "
             f"completion {rates[0]:.2f} -> {rates[-1]:.2f}."
         )
-    head += [f"Round {r['round']}: {round_finding(r['judgement'])}" for r in summarised]
+    head += [f"Round {r['round']}: {r['judgement'].get('user_summary', '')}" for r in summarised]
 
     def render(limit: int) -> str:
         lines = list(head)
@@ -330,7 +330,7 @@ def _no_plan(
         completed=False,
         rate=float(previous.get("phase_completion_rate", 0.0)) if same_phase else 0.0,
         rounds=round_no - 1,
-        summary=round_finding(previous) if same_phase else action,
+        summary=str(previous.get("user_summary", "")) if same_phase else action,
         runtime=runtime,
     ) | {
         "current_plan": None,

@@ -22,7 +22,7 @@ from phasegraph.nodes.deps import Deps, context_of
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import replan_review_on
 from phasegraph.nodes.phase_plan import review_checks, shaped
-from phasegraph.nodes.prompt_render import dump, recent_outcomes, request_facts, round_finding
+from phasegraph.nodes.prompt_render import dump, recent_outcomes, request_facts
 from phasegraph.nodes.step_budget import budget_spent, limits_of, retries_within_budget
 from phasegraph.progress import emit
 from phasegraph.state import PhaseOutcome, Replan, State
@@ -63,7 +63,7 @@ def interrupted_outcome(state: State) -> PhaseOutcome | None:
         "ended_by": "replanned",
         "completion_rate": float(judgement.get("phase_completion_rate", 0.0)),
         "rounds": int(state["phase_round"]),
-        "summary": round_finding(judgement),
+        "summary": str(judgement.get("user_summary", "")),
     }
 
 
@@ -141,7 +141,7 @@ def _messages(state: State, context: Context, reason: str) -> list[BaseMessage]:
                 checks=prompts.REPLAN_CHECKS.format(checks=check_lines(checks)) if checks else "",
                 finished="\n".join(finished) or "-",
                 remaining=dump(state["phases"][index:]),
-                judgement=round_finding(judgement) if judgement else "-",
+                judgement=judgement.get("user_summary", "-"),
                 reason=reason,
                 feedback=prompts.REPLAN_FEEDBACK.format(feedback=feedback) if feedback else "",
                 reflection=prompts.REFLECTION.format(note=note) if note else "",

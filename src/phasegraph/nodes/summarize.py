@@ -111,7 +111,16 @@ def explain_stop(state: State, reason: StopReason) -> str:
 
 
 def _phase_lines(state: State) -> tuple[list[str], list[str]]:
-    done = [outcome_line(o) for o in state.get("phase_outcomes", [])]
+    """Finished phases by what their last round found (`round_finding`), then the phases left."""
+    last = {r["phase_id"]: r["judgement"] for r in state.get("rounds", [])}
+    done = [
+        outcome_line(
+            {**o, "summary": round_finding(last[o["phase_id"]])}
+            if last.get(o["phase_id"], {}).get("overridden")
+            else o
+        )
+        for o in state.get("phase_outcomes", [])
+    ]
     phases = state.get("phases") or []
     todo = [f"{p['name']} ({p['id']}): {p['goal']}" for p in phases[state.get("phase_index", 0) :]]
     return done, todo

@@ -166,7 +166,7 @@ class PhaseOutcome(TypedDict):
     rounds: int
     """Rounds the phase ran."""
     summary: str
-    """What its last round found (the judge's summary, or why code kept the phase open)."""
+    """The judge's last user_summary for the phase."""
 
 
 class Reflection(TypedDict):
