@@ -200,6 +200,8 @@ def test_run_json_and_a_database_that_is_not_one(ws: Path) -> None:
     fresh = ws / "fresh"
     fresh.mkdir()
     assert cli("threads", cwd=fresh).stdout.strip() == "no threads"  # the workspace's own: none yet
+    profile = {"PHASEGRAPH_DB": str(fresh / "later.sqlite")}  # set once, made by the first run
+    assert cli("threads", cwd=fresh, env=profile).stdout.strip() == "no threads"
 
 
 def test_an_internal_error_is_one_line_and_a_traceback_with_debug(

@@ -209,8 +209,8 @@ def cmd_resume(session: Session, out: Console) -> int:
 def thread_rows(session: Session, status: str | None, limit: int | None) -> list[ThreadRow]:
     """Threads of the database, indexing (once) any written without the index.
 
-    None in a workspace that has no database yet; a database named by ``--db`` or
-    ``PHASEGRAPH_DB`` that is not there is a `UsageError` (a mistyped path lists nothing).
+    None where the database is not there yet; a file ``--db`` names that is not there is a
+    `UsageError` (`Session.db_named`: a mistyped path would list nothing).
     """
     if not session.exists():
         if session.db_named():

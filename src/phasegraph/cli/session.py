@@ -100,8 +100,12 @@ class Session:
             yield build_graph(checkpointer=saver)
 
     def db_named(self) -> bool:
-        """Whether the database was named (``--db``, ``PHASEGRAPH_DB``), not the workspace's."""
-        return bool(getattr(self.args, "db", None) or os.environ.get("PHASEGRAPH_DB"))
+        """Whether ``--db`` named a file other than the workspace's own database.
+
+        ``PHASEGRAPH_DB`` does not count: set once in a profile, it names a file that may not
+        have been made yet.
+        """
+        return bool(getattr(self.args, "db", None)) and self.db != self.workspace / DEFAULT_DB
 
     def exists(self) -> bool:
         """Whether the threads database may hold threads (a server is asked when used)."""

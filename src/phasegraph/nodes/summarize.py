@@ -116,7 +116,7 @@ def _phase_lines(state: State) -> tuple[list[str], list[str]]:
     done = [
         outcome_line(
             {**o, "summary": round_finding(last[o["phase_id"]])}
-            if last.get(o["phase_id"], {}).get("overridden")
+            if not o["completed"] and last.get(o["phase_id"], {}).get("overridden")
             else o
         )
         for o in state.get("phase_outcomes", [])
