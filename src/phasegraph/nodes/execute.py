@@ -45,7 +45,7 @@ from phasegraph.nodes.judgement import round_stopped
 from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
 from phasegraph.progress import emit
 from phasegraph.state import State, TaskInput, TaskResult, ToolViolation
-from phasegraph.state.reading import current_phase, phase_window, run_results
+from phasegraph.state.reading import current_phase, phase_window, planned_tasks, run_results
 from phasegraph.storage.journal import journal_key
 from phasegraph.tools.constraints import refusal_reason
 from phasegraph.tools.workspace import Workspace
@@ -79,7 +79,7 @@ def _holds(
     state: State, context: Context, available: Mapping[str, BaseTool], space: Workspace
 ) -> tuple[dict[str, str], dict[str, str]]:
     """The round's tasks held back, with why, and its repeated reads, with the read repeated."""
-    tasks: list[dict[str, Any]] = (state.get("current_plan") or {}).get("tasks", [])
+    tasks = planned_tasks(state)
     earlier = (r for record in phase_window(state) for r in record["results"])
     listing = listing_tools(available) if listed_whole(context, available) else set()
     nothing = reads_of_nothing(tasks, available, space)
@@ -126,9 +126,7 @@ class _Wave:
             space=space,
             blind=blind,
             repeats=repeats,
-            after=writes_in_plan_order(
-                (state.get("current_plan") or {}).get("tasks", []), available, space
-            ),
+            after=writes_in_plan_order(planned_tasks(state), available, space),
             number=state.get("wave", 0) + 1,
             time_left=context.round_timeout_s - round_elapsed(list(done.values())),
             # one step stays for the judge of this round: judging never passes the budget
@@ -139,7 +137,7 @@ class _Wave:
     @property
     def tasks(self) -> list[dict[str, Any]]:
         """The round's planned tasks."""
-        return list((self.state.get("current_plan") or {}).get("tasks", []))
+        return planned_tasks(self.state)
 
     def settle(self, result: TaskResult) -> bool:
         """Give a task its result without running it."""

@@ -40,7 +40,7 @@ from phasegraph.nodes.step_budget import budget_left, limits_of, retries_within_
 from phasegraph.progress import emit
 from phasegraph.state import CheckRecord, Judgement, RoundRecord, State, TaskResult
 from phasegraph.state.facts import RoundFacts
-from phasegraph.state.reading import current_phase, is_last_phase
+from phasegraph.state.reading import current_phase, is_last_phase, planned_tasks
 from phasegraph.tools.base import truncate
 
 
@@ -89,7 +89,7 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
 
 
 def _in_plan_order(state: State) -> list[TaskResult]:
-    planned = [t["id"] for t in (state.get("current_plan") or {}).get("tasks", [])]
+    planned = [t["id"] for t in planned_tasks(state)]
     return sorted(
         state.get("results", []),
         key=lambda r: planned.index(r["task_id"]) if r["task_id"] in planned else len(planned),
@@ -204,7 +204,7 @@ def _close_round(
         "phase_id": phase["id"],
         "round": round_no,
         "round_seq": state["round_seq"],
-        "tasks": (state.get("current_plan") or {}).get("tasks", []),
+        "tasks": planned_tasks(state),
         "results": results,
         "judgement": judgement,
     }

@@ -30,7 +30,7 @@ from phasegraph.state import (
     State,
     TaskResult,
 )
-from phasegraph.state.reading import current_phase, phase_window
+from phasegraph.state.reading import current_phase, phase_window, planned_tasks
 from phasegraph.state.round_schemas import NEXT_ACTIONS
 
 
@@ -106,7 +106,7 @@ def round_stopped(state: State, raised: RunError) -> dict[str, Any]:
         r["task_id"]: cast(TaskResult, {k: v for k, v in r.items() if k != "error"})
         for r in state.get("results", [])
     }
-    tasks: list[dict[str, Any]] = (state.get("current_plan") or {}).get("tasks", [])
+    tasks = planned_tasks(state)
     skipped = f"the run stopped first: {failed}"
     results = [
         done.pop(t["id"]) if t["id"] in done else task_result(t, "skipped", skipped) for t in tasks

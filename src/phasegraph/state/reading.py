@@ -28,6 +28,11 @@ def phase_window(state: State) -> list[RoundRecord]:
     ]
 
 
+def planned_tasks(state: State) -> list[dict[str, Any]]:
+    """The tasks of the round's plan (none when no plan is under way)."""
+    return list((state.get("current_plan") or {}).get("tasks", []))
+
+
 def run_results(state: State) -> list[TaskResult]:
     """Every result of the run's judged rounds, in order, whatever their phase."""
     return [r for record in state.get("rounds") or [] for r in record["results"]]
