@@ -19,16 +19,11 @@ from typing import Any
 from langchain_core.tools import BaseTool
 
 from phasegraph.facts.tools import changed_files
-from phasegraph.state import CheckRecord, DeliverableEvidence, Evidence, State, TaskResult
+from phasegraph.state import CheckRecord, DeliverableEvidence, Evidence, State
 from phasegraph.state.evidence import VouchedBy
+from phasegraph.state.reading import run_results
 from phasegraph.tools.checks import HAS_TEXT, expression
 from phasegraph.tools.workspace import SEARCH_TIMEOUT_S, Workspace, WorkspaceError, workspace_path
-
-
-def run_results(state: State) -> list[TaskResult]:
-    """Every task result of the run: its finished rounds', then the round under way."""
-    done = [r for record in state.get("rounds") or [] for r in record.get("results") or []]
-    return [*done, *(state.get("results") or [])]
 
 
 def deliverables(state: State, tools: Mapping[str, BaseTool], space: Workspace) -> list[str]:

@@ -84,7 +84,7 @@ def _holds(
     listing = listing_tools(available) if listed_whole(context, available) else set()
     nothing = reads_of_nothing(tasks, available, space)
     blind = blind_writes(tasks, available, earlier, listing, nothing)
-    seen = [*run_results(state), *state.get("results", [])]
+    seen = run_results(state)
     blind |= unseen_overwrites(tasks, available, seen, state, context)
     blind |= failed_before(tasks, available, seen)
     return blind, repeated_calls(tasks, available)

@@ -34,5 +34,6 @@ def planned_tasks(state: State) -> list[dict[str, Any]]:
 
 
 def run_results(state: State) -> list[TaskResult]:
-    """Every result of the run's judged rounds, in order, whatever their phase."""
-    return [r for record in state.get("rounds") or [] for r in record["results"]]
+    """Every task result of the run, whatever its phase: its judged rounds', then the round's."""
+    done = [r for record in state.get("rounds") or [] for r in record.get("results") or []]
+    return [*done, *(state.get("results") or [])]
