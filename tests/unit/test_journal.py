@@ -38,67 +38,80 @@ def setup(tmp_path: Path):
     return calls, [append, fetch], db, journal
 
 
-def run_once(db: Path, tools, tool_name: str):
+def key_of(values: dict, task: str = "t1") -> str:
+    """The journal key of a task of the run's first round, in phase p1 of thread j."""
+    return journal_key("j", values["run_id"], "p1", 1, task)
+
+
+def run_once(db: Path, tools, tool_name: str, before_tasks=None):
+    """A run of one task; ``before_tasks(key)`` is called when its round is about to run it.
+
+    That is where a crash leaves a thread: its round planned, its task's journal entry (if the
+    crash came after the call began) written, its result not.
+    """
     script = make_script(
         phase_planner=[phases("p1")], plan_tool_call=[round_plan(("t1", tool_name, {"text": "x"}))]
     )
+    config = {"configurable": {"thread_id": "j"}}
     with SqliteSaver.from_conn_string(str(db)) as saver:
         graph = build_graph(model=ScriptedChatModel(script=script), tools=tools, checkpointer=saver)
-        return final_state(graph, {"request": "go"}, {"configurable": {"thread_id": "j"}})
-
-
-KEY = journal_key("j", "p1", 1, "t1")
+        if before_tasks is None:
+            return final_state(graph, {"request": "go"}, config)
+        final_state(graph, {"request": "go"}, config, interrupt_before=["run_task"])
+        before_tasks(key_of(graph.get_state(config).values))
+        return final_state(graph, None, config)
 
 
 def test_a_fresh_task_runs_and_is_journalled(setup) -> None:
     calls, tools, db, journal = setup
     out = run_once(db, tools, "append")
     assert calls == ["x"]
-    entry = journal.get(KEY)
+    entry = journal.get(key_of(out))
     assert entry["state"] == "finished" and entry["result"]["output"] == "appended x"
     assert out["rounds"][0]["results"][0]["replayed"] is False
 
 
 def test_a_finished_entry_is_replayed_not_rerun(setup) -> None:
     calls, tools, db, journal = setup
-    journal.start(KEY, "append", {"text": "x"})
-    journal.finish(
-        KEY,
-        {
-            "task_id": "t1",
-            "tool": "append",
-            "arguments": {"text": "x"},
-            "status": "ok",
-            "output": "appended x earlier",
-            "duration_s": 0.1,
-            "wave": 1,
-            "replayed": False,
-        },
-    )
-    out = run_once(db, tools, "append")
+
+    def finished_earlier(key: str) -> None:
+        journal.start(key, "append", {"text": "x"})
+        journal.finish(key, RESULT)
+
+    out = run_once(db, tools, "append", finished_earlier)
     assert calls == []
     result = out["rounds"][0]["results"][0]
     assert result["replayed"] is True and result["output"] == "appended x earlier"
     assert out["step_count"] == 4  # the execution still counts once
 
 
+RESULT = {
+    "task_id": "t1",
+    "tool": "append",
+    "arguments": {"text": "x"},
+    "status": "ok",
+    "output": "appended x earlier",
+    "duration_s": 0.1,
+    "wave": 1,
+    "replayed": False,
+}
+
+
 def test_a_started_non_idempotent_call_is_reported_not_rerun(setup) -> None:
     calls, tools, db, journal = setup
-    journal.start(KEY, "append", {"text": "x"})
-    out = run_once(db, tools, "append")
+    out = run_once(db, tools, "append", lambda key: journal.start(key, "append", {"text": "x"}))
     result = out["rounds"][0]["results"][0]
     assert result["status"] == "interrupted"
     # not run again as that task: a later round, which the phase needs since none of its tasks
     # is known to have succeeded, runs its own call once
     assert calls == ["x"] * (len(out["rounds"]) - 1) and len(out["rounds"]) > 1
     assert "outcome unknown" in result["output"]
-    assert journal.get(KEY)["state"] == "finished"
+    assert journal.get(key_of(out))["state"] == "finished"
 
 
 def test_a_started_idempotent_call_is_run_again(setup) -> None:
     calls, tools, db, journal = setup
-    journal.start(KEY, "fetch", {"text": "x"})
-    out = run_once(db, tools, "fetch")
+    out = run_once(db, tools, "fetch", lambda key: journal.start(key, "fetch", {"text": "x"}))
     assert calls == ["x"]
     assert out["rounds"][0]["results"][0]["status"] == "ok"
 
@@ -133,16 +146,19 @@ def test_an_idempotent_call_leaves_no_journal_entry(setup) -> None:
     out = run_once(db, tools, "fetch")
     assert calls == ["x"]
     assert out["rounds"][0]["results"][0]["status"] == "ok"
-    assert journal.get(KEY) is None
+    assert journal.get(key_of(out)) is None
     assert journal_rows(db) == []
 
 
 def test_an_idempotent_tool_never_replays_an_old_entry(setup) -> None:
     """A finished entry (written before this rule) is not read: the idempotent call runs again."""
     calls, tools, db, journal = setup
-    journal.start(KEY, "fetch", {"text": "x"})
-    journal.finish(KEY, {"task_id": "t1", "status": "ok", "output": "fetched earlier"})
-    out = run_once(db, tools, "fetch")
+
+    def finished_earlier(key: str) -> None:
+        journal.start(key, "fetch", {"text": "x"})
+        journal.finish(key, {"task_id": "t1", "status": "ok", "output": "fetched earlier"})
+
+    out = run_once(db, tools, "fetch", finished_earlier)
     assert calls == ["x"]
     assert out["rounds"][0]["results"][0]["output"] == "fetched x"
 
@@ -161,7 +177,7 @@ def test_a_round_journals_its_non_idempotent_call_only(setup) -> None:
     assert sorted(calls) == ["a", "f"]
     statuses = {r["task_id"]: r["status"] for r in out["rounds"][0]["results"]}
     assert statuses == {"a": "ok", "f": "ok"}
-    assert journal_rows(db) == [(journal_key("j", "p1", 1, "a"), "finished")]
+    assert journal_rows(db) == [(key_of(out, "a"), "finished")]
 
 
 def test_after_a_crash_mid_round_only_the_idempotent_call_runs_again(setup) -> None:
@@ -176,11 +192,33 @@ def test_after_a_crash_mid_round_only_the_idempotent_call_runs_again(setup) -> N
         graph = build_graph(model=ScriptedChatModel(script=MIXED), tools=tools, checkpointer=saver)
         final_state(graph, {"request": "go"}, config, interrupt_before=["run_task"])
         assert graph.get_state(config).next == ("run_task", "run_task")
-        journal.start(journal_key("j", "p1", 1, "a"), "append", {"text": "a"})  # then killed
+        key = key_of(graph.get_state(config).values, "a")
+        journal.start(key, "append", {"text": "a"})  # then killed
         out = final_state(graph, None, config)
     assert calls == ["f"]
     results = {r["task_id"]: r for r in out["rounds"][0]["results"]}
     assert results["a"]["status"] == "interrupted"
     assert "outcome unknown" in results["a"]["output"]
     assert results["f"]["status"] == "ok" and results["f"]["replayed"] is False
-    assert journal_rows(db) == [(journal_key("j", "p1", 1, "a"), "finished")]
+    assert journal_rows(db) == [(key, "finished")]
+
+
+def test_a_new_run_on_a_reused_thread_id_runs_its_calls(setup) -> None:
+    """Keys once held no run: a deleted thread's id, used again, replayed the old run's call."""
+    calls, tools, db, journal = setup
+    first = run_once(db, tools, "append")
+    with SqliteSaver.from_conn_string(str(db)) as saver:
+        saver.delete_thread("j")
+    second = run_once(db, tools, "append")
+    assert calls == ["x", "x"]
+    assert second["run_id"] != first["run_id"]
+    assert second["rounds"][0]["results"][0]["replayed"] is False
+
+
+def test_runs_of_a_graph_without_a_checkpointer_each_run_their_calls(tools, tool_log) -> None:
+    """Without a checkpointer every run is a new one, under the same (empty) thread id."""
+    script = make_script(phase_planner=[phases("p1")] * 2)
+    graph = build_graph(model=ScriptedChatModel(script=script), tools=tools)
+    outs = [graph.invoke({"request": "go"}) for _ in range(2)]
+    assert [o["status"] for o in outs] == ["completed", "completed"]
+    assert len(tool_log.calls) == 2

@@ -9,6 +9,7 @@ not already hold before any work: otherwise it would check the model's guess, no
 from __future__ import annotations
 
 import re
+import uuid
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -41,6 +42,7 @@ def initial_values(context: Context) -> dict[str, Any]:
     return {
         "limits": limits_from(context),
         "workspace": context.root,
+        "run_id": uuid.uuid4().hex,
         "status": "running",
         "stop_reason": None,
         "error": None,

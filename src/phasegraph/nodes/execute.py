@@ -167,7 +167,13 @@ class _Wave:
         if task["id"] in self.blind:
             return self.settle(task_result(task, "skipped", self.blind[task["id"]]))
         phase = current_phase(self.state)
-        key = journal_key(thread_id(), phase["id"], self.state["round_seq"], task["id"])
+        key = journal_key(
+            thread_id(),
+            self.state.get("run_id", ""),
+            phase["id"],
+            self.state["round_seq"],
+            task["id"],
+        )
         decision = (self.state.get("tool_decisions") or {}).get(key)
         if task["tool"] not in self.allowed and decision != "allow":
             return self._refuse(task, key, decision, runtime)
@@ -184,6 +190,7 @@ class _Wave:
                 "task": task,
                 "phase_id": phase["id"],
                 "round_seq": self.state["round_seq"],
+                "journal_key": key,
                 "wave": self.number,
                 "timeout_s": min(self.context.task_timeout_s, self.time_left),
             }

@@ -93,7 +93,10 @@ def _run(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> Command[Any
         # whose write was lost (in flight at a crash) simply runs again. No journal entry.
         result = execution()
     else:
-        key = journal_key(thread_id(), state["phase_id"], state["round_seq"], task["id"])
+        # a task sent by a version before runs had ids carries no key: it keeps its old one
+        key = state.get("journal_key") or journal_key(
+            thread_id(), "", state["phase_id"], state["round_seq"], task["id"]
+        )
         journal = deps.journal()
         entry = journal.get(key)
         if entry and entry["state"] == "finished" and entry["result"]:

@@ -101,7 +101,9 @@ class TaskInput(TypedDict):
     phase_id: str
     """Phase of the round."""
     round_seq: int
-    """Sequence number of the round in the run (journal key part)."""
+    """Sequence number of the round in the run."""
+    journal_key: NotRequired[str]
+    """Key the task's execution is journalled under (`storage.journal.journal_key`)."""
     wave: int
     """Dispatch number within the round."""
     timeout_s: float
@@ -291,6 +293,8 @@ class State(TypedDict, total=False):
     """The run's limits, fixed at its start."""
     workspace: str
     """The folder the run works in, fixed at its start."""
+    run_id: str
+    """This run of the thread, fixed at its start: the tool journal's keys carry it."""
     status: RunStatus
     """Where the run stands."""
     stop_reason: StopReason | None

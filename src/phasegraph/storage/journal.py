@@ -4,7 +4,7 @@ LangGraph keeps a finished task's result once its writes reach the checkpointer,
 task that was in flight at a crash, and can re-run one that finished just before it (its writes
 are saved in the background). For a tool declared idempotent (``metadata={"idempotent": True}``)
 that is harmless, and its calls are not journalled at all. Every execution of any other tool is
-journalled under (thread, phase, round, task): ``started`` before the tool runs, ``finished``
+journalled under (thread, run, phase, round, task): ``started`` before the tool runs, ``finished``
 with its result after. On a re-run, a finished entry is replayed; a started-but-unfinished one is
 reported as "interrupted, outcome unknown", never run again.
 
@@ -129,6 +129,13 @@ def journal_for(checkpointer: Any) -> ToolJournal:
             return MemoryJournal()
 
 
-def journal_key(thread_id: str, phase_id: str, round_seq: int, task_id: str) -> str:
-    """The journal key of one task execution."""
-    return json.dumps([thread_id, phase_id, round_seq, task_id])
+def journal_key(thread_id: str, run_id: str, phase_id: str, round_seq: int, task_id: str) -> str:
+    """The journal key of one task execution of one run of a thread.
+
+    A new run on a thread id used before (no checkpointer, a deleted thread) has a new
+    ``run_id``, so no execution of an earlier run is replayed as its own. A thread begun before
+    runs had ids (``run_id`` empty) keeps the keys it was journalled under.
+    """
+    if not run_id:
+        return json.dumps([thread_id, phase_id, round_seq, task_id])
+    return json.dumps([thread_id, run_id, phase_id, round_seq, task_id])
