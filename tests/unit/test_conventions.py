@@ -158,3 +158,57 @@ def test_an_answer_written_as_human_review_is_still_reviewed(tmp_path: Path) -> 
     assert graph.get_state(config).next == ("human_review",)
     done = graph.invoke(None, config, context=context)
     assert done["status"] == "rejected" and not (tmp_path / "out.txt").exists()
+
+
+def test_a_streamed_pause_carries_its_question(tmp_path: Path) -> None:
+    """A static breakpoint streams ``{"__interrupt__": ()}``: the question is put in it."""
+    graph = graph_for()
+    config = {"configurable": {"thread_id": "streamed"}}
+    context = Context(workspace=str(tmp_path), review="plan")
+    chunks = list(graph.stream({"request": "write out.txt"}, config, context=context,
+                               stream_mode="updates"))  # fmt: skip
+    asked = chunks[-1]["__interrupt__"][0]
+    assert asked.value["kind"] == "plan_review" and asked == graph.get_state(config).interrupts[0]
+    config = {"configurable": {"thread_id": "streamed-both"}}
+    both = list(graph.stream({"request": "write out.txt"}, config, context=context,
+                             stream_mode=["updates", "values"]))  # fmt: skip
+    pauses = [c for mode, c in both if mode == "updates" and "__interrupt__" in c]
+    assert [c["__interrupt__"][0].value["kind"] for c in pauses] == ["plan_review"]
+
+
+def test_an_async_streamed_pause_carries_its_question(tmp_path: Path) -> None:
+    import asyncio
+
+    async def pause() -> list[Any]:
+        config = {"configurable": {"thread_id": "astreamed"}}
+        context = Context(workspace=str(tmp_path), review="plan")
+        chunks = graph_for().astream(
+            {"request": "write out.txt"}, config, context=context, stream_mode="updates"
+        )
+        return [c async for c in chunks]
+
+    assert asyncio.run(pause())[-1]["__interrupt__"][0].value["kind"] == "plan_review"
+
+
+def test_an_answer_to_an_unknown_thread_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    """Sent to a mistyped id, LangGraph alone would start an empty run there and fail it."""
+    from phasegraph.errors import ThreadStateError
+
+    graph = graph_for()
+    config = {"configurable": {"thread_id": "no-such-thread"}}
+    with pytest.raises(ThreadStateError, match="unknown thread 'no-such-thread'"):
+        graph.invoke(Command(resume={"action": "approve"}), config,
+                     context=Context(workspace=str(tmp_path)))  # fmt: skip
+    assert graph.get_state(config).values == {}
+    assert list(graph.get_state_history(config)) == []
+
+
+def test_reviews_without_a_checkpointer_are_refused_before_the_run(tmp_path: Path) -> None:
+    """A paused run needs a checkpointer to be resumed: without one it would be lost."""
+    graph = build_graph(model=ScriptedChatModel(script=script()))
+    with pytest.raises(ConfigurationError, match="needs a checkpointer"):
+        graph.invoke({"request": "write out.txt"},
+                     context=Context(workspace=str(tmp_path), review="plan"))  # fmt: skip
+    assert not (tmp_path / "out.txt").exists()
+    out = graph.invoke({"request": "write out.txt"}, context=Context(workspace=str(tmp_path)))
+    assert out["status"] == "completed"

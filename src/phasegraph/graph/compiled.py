@@ -21,13 +21,19 @@ from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint
-from langgraph.constants import TASKS
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER, TASKS
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command, Interrupt, Send, StateSnapshot
+from langgraph.types import Command, Send, StateSnapshot
 
 from phasegraph.context import MAX_STEPS_LIMIT, Context
 from phasegraph.errors import ConfigurationError, ThreadPausedError, ThreadStateError
-from phasegraph.nodes.human_review import QUESTION_ID_PREFIX, review_question
+from phasegraph.graph.pause import (
+    asker,
+    asks_quietly,
+    paused_quietly,
+    with_question,
+    with_review_question,
+)
 from phasegraph.state import InputState, OutputState, State
 from phasegraph.storage.database import Database, adatabase_of, database_of
 from phasegraph.storage.integrity import achecked_state, checked_state
@@ -82,7 +88,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         it is written as the node that asked instead (SPEC section 6's pitfall).
         """
         if as_node == "human_review":
-            as_node = _asker(super().get_state(config)) or as_node
+            as_node = asker(super().get_state(config)) or as_node
         return super().update_state(config, values, as_node=as_node, task_id=task_id)
 
     async def aupdate_state(
@@ -94,7 +100,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
     ) -> RunnableConfig:
         """`update_state` for async callers."""
         if as_node == "human_review":
-            as_node = _asker(await super().aget_state(config)) or as_node
+            as_node = asker(await super().aget_state(config)) or as_node
         return await super().aupdate_state(config, values, as_node=as_node, task_id=task_id)
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
@@ -107,13 +113,13 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
     ) -> Any:
         """`invoke` for async callers."""
         out = await super().ainvoke(input, config, **kwargs)
-        if _paused_quietly(out) and config:
+        if paused_quietly(out) and config:
             snapshot = await self.aget_state(config)
             return {**out, "__interrupt__": list(snapshot.interrupts)}
         return out
 
     def _with_pause(self, out: Any, config: RunnableConfig | None) -> Any:
-        if _paused_quietly(out) and config:
+        if paused_quietly(out) and config:
             return {**out, "__interrupt__": list(self.get_state(config).interrupts)}
         return out
 
@@ -169,6 +175,35 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
                 raise ValueError('"checks" must be a list, e.g. ["exists:out.txt"]')
             validate_checks(checks, Context.coerce(context))
         return True
+
+    def _check_persistence(self, config: RunnableConfig | None, context: Any) -> None:
+        """Refuse a run whose settings ask for reviews on a graph that cannot keep a pause.
+
+        A review pauses the run until a person answers; without a checkpointer the paused run
+        is lost, so it is refused before anything runs (`ConfigurationError`).
+        """
+        configurable = (config or {}).get("configurable") or {}
+        kept = isinstance(self.checkpointer, BaseCheckpointSaver) or configurable.get(
+            CONFIG_KEY_CHECKPOINTER
+        )
+        if not kept and Context.coerce(context).review != "none":
+            raise ConfigurationError(
+                f"review={Context.coerce(context).review!r} pauses the run for a person, and a "
+                "paused run needs a checkpointer to be resumed: build_graph(checkpointer=...), "
+                "or review='none'"
+            )
+
+    @classmethod
+    def _refuse(cls, input: Any, starts: bool, snapshot: StateSnapshot, tid: str) -> None:
+        """Refuse new input for a thread that holds a run, and an answer for one that does not.
+
+        A ``Command(resume=...)`` sent to a thread with no run (a mistyped id) would otherwise
+        start an empty run there.
+        """
+        if starts:
+            cls._refuse_new_input(snapshot.values, snapshot.next, tid)
+        elif isinstance(input, Command) and input.resume is not None and not snapshot.values:
+            raise ThreadStateError(f"unknown thread {tid!r}: it holds no run to resume")
 
     @staticmethod
     def _refuse_new_input(values: Mapping[str, Any], next_nodes: Sequence[str], tid: str) -> None:
@@ -231,19 +266,21 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         """LangGraph's stream, run under the thread's lease; new input only for new threads."""
         kwargs["context"] = self.run_context(kwargs.get("context"), config)
         starts = self._check_input(input, kwargs.get("context"))
+        self._check_persistence(config, kwargs.get("context"))
         config = self._with_step_limit(config, kwargs.get("context"))
         with self.lease(config) as lease:
             thread_id = self._guard_target(config)
             if thread_id and "checkpoint_id" not in (config or {}).get("configurable", {}):
                 snapshot = checked_state(self, config)  # a refused value: nothing runs
-                if starts:
-                    self._refuse_new_input(snapshot.values, snapshot.next, thread_id)
+                self._refuse(input, starts, snapshot, thread_id)
             last: Mapping[str, Any] | None = None
             try:
                 for chunk in super().stream(input, config, **kwargs):
                     if lease is not None:
                         lease.check()  # taken over while this run stalled: stop here
                     last = _state_values(chunk, kwargs, self.stream_mode) or last
+                    if asks_quietly(chunk) and config:
+                        chunk = with_question(chunk, self.get_state(config).interrupts)
                     yield chunk
             except BaseException:
                 last = None  # the state may have moved past the last values streamed
@@ -283,6 +320,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         # a thread's own folder may be made here: file-system calls stay off the event loop
         kwargs["context"] = await asyncio.to_thread(self.run_context, kwargs.get("context"), config)
         starts = self._check_input(input, kwargs.get("context"))
+        self._check_persistence(config, kwargs.get("context"))
         config = self._with_step_limit(config, kwargs.get("context"))
         thread_id = self._guard_target(config)
         if thread_id is None:
@@ -293,11 +331,12 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         async with ahold_lease(store, thread_id) as lease:
             if "checkpoint_id" not in (config or {}).get("configurable", {}):
                 snapshot = await achecked_state(self, config)
-                if starts:
-                    self._refuse_new_input(snapshot.values, snapshot.next, thread_id)
+                self._refuse(input, starts, snapshot, thread_id)
             try:
                 async for chunk in super().astream(input, config, **kwargs):
                     lease.check()
+                    if asks_quietly(chunk):
+                        chunk = with_question(chunk, (await self.aget_state(config)).interrupts)
                     yield chunk
             finally:
                 await self._aindex_thread(config, kwargs.get("context"))
@@ -352,39 +391,3 @@ def default_thread_workspaces() -> str:
         return given
     cache = os.environ.get("PHASEGRAPH_CACHE_DIR") or "~/.cache/phasegraph"
     return str(Path(cache).expanduser() / "workspaces")
-
-
-def _paused_quietly(out: Any) -> bool:
-    """Whether a run's output says it waits for a review but carries no ``__interrupt__``."""
-    return (
-        isinstance(out, dict)
-        and out.get("status") == "awaiting_review"
-        and "__interrupt__" not in out
-    )
-
-
-def with_review_question(snapshot: StateSnapshot) -> StateSnapshot:
-    """The snapshot of a run paused before ``human_review``, its question in ``interrupts``.
-
-    LangGraph leaves a static breakpoint's ``interrupts`` empty; the review's question is put
-    where LangGraph's users look for it (SPEC section 6). Answered with ``Command(resume=...)``
-    it reaches the node, which asks for it (`nodes.human_review.answer_of`).
-    """
-    pending = snapshot.values.get("pending_review") if isinstance(snapshot.values, dict) else None
-    if snapshot.interrupts or not pending or "human_review" not in snapshot.next:
-        return snapshot
-    checkpoint = str((snapshot.config.get("configurable") or {}).get("checkpoint_id", ""))
-    asked = Interrupt(value=review_question(pending), id=f"{QUESTION_ID_PREFIX}{checkpoint}")
-    tasks = tuple(
-        task._replace(interrupts=(asked,)) if task.name == "human_review" else task
-        for task in snapshot.tasks
-    )
-    return snapshot._replace(tasks=tasks, interrupts=(asked,))
-
-
-def _asker(snapshot: StateSnapshot) -> str | None:
-    """The node whose pending review a paused thread waits on, if it waits on one."""
-    pending = snapshot.values.get("pending_review") if isinstance(snapshot.values, dict) else None
-    if pending and "human_review" in snapshot.next:
-        return str(pending.get("stage") or "") or None
-    return None

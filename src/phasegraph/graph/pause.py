@@ -1,0 +1,77 @@
+"""The review pause as LangGraph's users look for it (SPEC section 6).
+
+The graph pauses before ``human_review`` (a static breakpoint), which LangGraph reports with no
+question: ``interrupts`` empty, no ``__interrupt__`` in invoke's output, an empty one in a
+stream's. These put the pending review's question there, so that ``Command(resume=answer)``
+answers what the person sees.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.types import Interrupt, StateSnapshot
+
+from phasegraph.nodes.human_review import QUESTION_ID_PREFIX, review_question
+
+
+def paused_quietly(out: Any) -> bool:
+    """Whether a run's output says it waits for a review but carries no ``__interrupt__``."""
+    return (
+        isinstance(out, dict)
+        and out.get("status") == "awaiting_review"
+        and "__interrupt__" not in out
+    )
+
+
+def with_review_question(snapshot: StateSnapshot) -> StateSnapshot:
+    """The snapshot of a run paused before ``human_review``, its question in ``interrupts``.
+
+    LangGraph leaves a static breakpoint's ``interrupts`` empty; the review's question is put
+    where LangGraph's users look for it (SPEC section 6). Answered with ``Command(resume=...)``
+    it reaches the node, which asks for it (`nodes.human_review.answer_of`).
+    """
+    pending = snapshot.values.get("pending_review") if isinstance(snapshot.values, dict) else None
+    if snapshot.interrupts or not pending or "human_review" not in snapshot.next:
+        return snapshot
+    checkpoint = str((snapshot.config.get("configurable") or {}).get("checkpoint_id", ""))
+    asked = Interrupt(value=review_question(pending), id=f"{QUESTION_ID_PREFIX}{checkpoint}")
+    tasks = tuple(
+        task._replace(interrupts=(asked,)) if task.name == "human_review" else task
+        for task in snapshot.tasks
+    )
+    return snapshot._replace(tasks=tasks, interrupts=(asked,))
+
+
+def asker(snapshot: StateSnapshot) -> str | None:
+    """The node whose pending review a paused thread waits on, if it waits on one."""
+    pending = snapshot.values.get("pending_review") if isinstance(snapshot.values, dict) else None
+    if pending and "human_review" in snapshot.next:
+        return str(pending.get("stage") or "") or None
+    return None
+
+
+def _pause_of(chunk: Any) -> dict[str, Any] | None:
+    """The ``{"__interrupt__": ()}`` a stream chunk is or ends with, if its question is missing."""
+    part = chunk[-1] if isinstance(chunk, tuple) and chunk else chunk
+    if isinstance(part, dict) and part.keys() == {"__interrupt__"} and not part["__interrupt__"]:
+        return part
+    return None
+
+
+def asks_quietly(chunk: Any) -> bool:
+    """Whether a stream chunk is the review pause's, with no question in its ``__interrupt__``."""
+    return _pause_of(chunk) is not None
+
+
+def with_question(chunk: Any, interrupts: tuple[Interrupt, ...]) -> Any:
+    """The pause's chunk (see `asks_quietly`) with ``interrupts`` as its ``__interrupt__``.
+
+    Any stream format: the chunk itself (one mode) or the last item of its tuple (several modes,
+    subgraphs); every other chunk is returned as it is.
+    """
+    if not asks_quietly(chunk) or not interrupts:
+        return chunk
+    if isinstance(chunk, tuple):
+        return (*chunk[:-1], {"__interrupt__": interrupts})
+    return {"__interrupt__": interrupts}
