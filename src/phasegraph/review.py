@@ -13,14 +13,16 @@ paused thread would drop the review (the compiled graph refuses it, see ``graph.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command
 
 from phasegraph.context import Context
 from phasegraph.errors import FeedbackError, ThreadStateError
+from phasegraph.nodes.deps import task_error
 from phasegraph.nodes.human_review import parse_feedback
+from phasegraph.state.state import STAGE_COUNTERS
 from phasegraph.storage.integrity import checked_state
 
 if TYPE_CHECKING:
@@ -63,9 +65,19 @@ def resume(
         # off ahead of the next checkpoint; such a thread has not ended: its `tasks` still list
         # that node, and streaming applies the saved writes and goes on.
         if not snapshot.tasks:
-            raise ThreadStateError(
-                f"thread {thread_id!r} has ended (status {values.get('status')}); nothing to resume"
-            )
+            before = before_the_error(graph, config, values)
+            if before is None:
+                raise ThreadStateError(
+                    f"thread {thread_id!r} has ended (status {values.get('status')}); "
+                    "nothing to resume"
+                )
+            if feedback is not None:
+                raise FeedbackError(
+                    f"thread {thread_id!r} stopped on an error; resume it without feedback"
+                )
+            spent = spent_since(values, graph.get_state(before).values)
+            run(graph, before, settings, on_progress, Command(update=spent))
+            return dict(checked_state(graph, config).values)
         payload: Command[Any] | None = None
         if "human_review" in snapshot.next:
             pending = values.get("pending_review") or {}
@@ -75,7 +87,57 @@ def resume(
             raise FeedbackError(
                 f"thread {thread_id!r} is not waiting for a review; resume it without feedback"
             )
-        for chunk in graph.stream(payload, config, context=settings, stream_mode="custom"):
-            if on_progress is not None:
-                on_progress(chunk)
+        run(graph, config, settings, on_progress, payload)
         return dict(checked_state(graph, config).values)
+
+
+def can_resume(graph: PhaseGraph, config: RunnableConfig) -> bool:
+    """Whether `resume` has something to continue: a pause, a crash's cut, or an error's stop."""
+    snapshot = graph.get_state(config)
+    values = snapshot.values or {}
+    return bool(snapshot.tasks) or before_the_error(graph, config, values) is not None
+
+
+def run(
+    graph: PhaseGraph,
+    config: RunnableConfig,
+    settings: Context,
+    on_progress: Callable[[dict[str, Any]], None] | None,
+    payload: Command[Any] | None = None,
+) -> None:
+    """Run the thread on from ``config``, each progress event to ``on_progress``."""
+    for chunk in graph.stream(payload, config, context=settings, stream_mode="custom"):
+        if on_progress is not None:
+            on_progress(chunk)
+
+
+def before_the_error(
+    graph: PhaseGraph, config: RunnableConfig, values: Mapping[str, Any]
+) -> RunnableConfig | None:
+    """Where a thread an error stopped goes on from (SPEC section 8), or None for any other.
+
+    That is its last checkpoint from before the error (no ``error`` recorded, no task of the
+    round holding one), so resuming runs again the step that raised. LangGraph forks the
+    history there: the error, and the summary after it, stay in the history, no longer the
+    thread's latest state. What the run spent after that checkpoint is not given back: see
+    `spent_since`.
+    """
+    if not values.get("error"):
+        return None
+    for snapshot in graph.get_state_history(config):
+        earlier = snapshot.values or {}
+        if snapshot.next and not earlier.get("error") and task_error(cast(Any, earlier)) is None:
+            configurable = {**(config.get("configurable") or {})}
+            configurable |= snapshot.config.get("configurable") or {}
+            return cast(RunnableConfig, {**config, "configurable": configurable})
+    return None
+
+
+def spent_since(values: Mapping[str, Any], earlier: Mapping[str, Any]) -> dict[str, int]:
+    """What the run counted (steps, model calls, tokens) after ``earlier``, up to ``values``.
+
+    Added back to a thread resumed from an earlier checkpoint, so that its step budget and its
+    counts go on from where it stopped, the attempts that raised included (SPEC sections 3, 8).
+    """
+    counters = (*STAGE_COUNTERS, "parse_failures")
+    return {k: max(0, int(values.get(k) or 0) - int(earlier.get(k) or 0)) for k in counters}

@@ -507,3 +507,39 @@ def test_summary_prompt_names_every_round_the_budget_holds(run, budget: int) -> 
         assert shown == list(range(rounds - len(shown) + 1, rounds + 1)) and len(shown) < rounds
         assert f"({rounds - len(shown)} earlier rounds not shown)" in section
         assert tokens(section) <= budget
+
+
+def test_a_thread_an_error_stopped_goes_on_from_where_it_stopped(tools, tool_log) -> None:
+    """SPEC section 8: resumed after an error, a thread runs the step that raised again."""
+    from phasegraph import ThreadStateError, resume
+
+    down = [ConnectionError("connection refused")] * 3  # every attempt of one plan
+    plans = [*down, round_plan(("t1", "echo", {"text": "a"}))]
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=plans)
+    model = ScriptedChatModel(script=script)
+    graph = build_graph(model=model, tools=tools, checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "down"}}
+    stopped = final_state(graph, {"request": "go"}, config, context=Context(max_parse_retries=2))
+    assert stopped["status"] == "failed" and stopped["error"]["node"] == "plan"
+    out = resume(graph, config)  # the endpoint is back
+    assert out["status"] == "completed" and out["error"] is None, out["error"]
+    assert [c[1]["text"] for c in tool_log.calls] == ["a"]
+    assert len(model.calls_of("request_analyser")) == 1  # analysis and phase plan kept
+    assert len(model.calls_of("plan_tool_call")) == 4
+    # the budget goes on from the stop, the attempts that raised counted: plan, tool, judge
+    assert out["step_count"] == stopped["step_count"] + 3
+    assert out["llm_calls"] == stopped["llm_calls"] + 3  # plan, judge, summary
+    with pytest.raises(ThreadStateError, match="has ended"):
+        resume(graph, config)  # the thread is done now
+
+
+def test_a_thread_that_ended_otherwise_is_not_run_again(tools) -> None:
+    from phasegraph import ThreadStateError, resume
+
+    graph = build_graph(
+        model=ScriptedChatModel(script=make_script()), tools=tools, checkpointer=InMemorySaver()
+    )
+    config: Any = {"configurable": {"thread_id": "done"}}
+    assert final_state(graph, {"request": "go"}, config)["status"] == "completed"
+    with pytest.raises(ThreadStateError, match="has ended"):
+        resume(graph, config)

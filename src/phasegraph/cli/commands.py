@@ -33,7 +33,7 @@ from phasegraph.graph import PhaseGraph
 from phasegraph.models import describe_model, embedded_choice, model_from_context
 from phasegraph.report import build_report, render, statistics
 from phasegraph.report.history import run_history
-from phasegraph.review import resume
+from phasegraph.review import can_resume, resume
 from phasegraph.storage.thread_index import ThreadRow
 from phasegraph.tools.checks import validate_checks
 
@@ -95,8 +95,14 @@ def cmd_run(session: Session, out: Console) -> int:
     with session.graph() as graph:
         existing = graph.get_state(thread_config(thread_id)).values
         if existing:
+            status = existing.get("status")
+            if not can_resume(graph, thread_config(thread_id)):
+                raise UsageError(
+                    f"thread {thread_id!r} already exists and has ended (status {status}); "
+                    "start the request on another --thread"
+                )
             raise UsageError(
-                f"thread {thread_id!r} already exists (status {existing.get('status')}); "
+                f"thread {thread_id!r} already exists (status {status}); "
                 f"use `phasegraph resume {thread_id}{session.location_flags()}` or another --thread"
             )
         session.err.print(f"thread {thread_id}", markup=False, highlight=False)
