@@ -168,7 +168,8 @@ def test_bad_usage_and_input_exit_2_with_one_line(
 def test_a_finished_thread_cannot_be_run_again_or_resumed(ws: Path) -> None:
     assert cli("run", "go", "--thread", "f", "--model", MODEL, cwd=ws).returncode == 0
     again = cli("run", "again", "--thread", "f", "--model", MODEL, cwd=ws)
-    assert again.returncode == 2 and "thread 'f' already exists" in again.stderr
+    assert again.returncode == 2 and "thread 'f' already exists and has ended" in again.stderr
+    assert "phasegraph resume" not in again.stderr  # it would say "has ended" in turn
     resumed = cli("resume", "f", "--approve", cwd=ws)
     assert resumed.returncode == 2 and "has ended" in resumed.stderr
 
@@ -368,3 +369,18 @@ def test_the_printed_resume_command_works_as_printed_from_another_folder(
     printed = next(line.strip() for line in again.stdout.splitlines() if "--approve" in line)
     assert printed.endswith(f"--workspace {ws} --db {db}")
     assert cli(*shlex.split(printed)[1:], cwd=elsewhere).returncode == 0
+
+
+def test_a_reader_that_stops_early_is_not_an_error(ws: Path) -> None:
+    """``phasegraph show t | head -1``: the pipe closes under the output, as a shell's does."""
+    assert cli("run", "go", "--thread", "p", "--model", MODEL, cwd=ws).returncode == 0
+    argv = [str(BIN)] if BIN.exists() else [sys.executable, "-m", "phasegraph.cli"]
+    for command in (["show", "p"], ["show", "p", "--json"]):
+        shown = subprocess.Popen(
+            [*argv, *command], cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        assert shown.stdout is not None
+        shown.stdout.close()  # the reader is gone before the first line is written
+        _, err = shown.communicate(timeout=120)
+        assert shown.returncode == 141, err
+        assert "error" not in err and "Traceback" not in err and "Exception" not in err

@@ -16,7 +16,10 @@ the entry point, `main`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
+import sys
 import traceback
 from collections.abc import Callable, Sequence
 
@@ -170,9 +173,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("interrupted; the thread can be resumed", markup=False)
         return 130
+    except BrokenPipeError:
+        return _reader_gone()
     except Exception as exc:  # one line for the user; the traceback with --debug
         _fail(err, exc, args.debug, internal=True)
         return EXIT_ERROR
+
+
+def _reader_gone() -> int:
+    """The program reading stdout stopped (``| head``): it has what it wanted; no error said.
+
+    Stdout is pointed at the null device so that Python's flush at exit cannot fail in turn;
+    the exit code is a shell's for a program a closed pipe ended (128 + SIGPIPE).
+    """
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return 141
 
 
 class _RefusalNotice(logging.Filter):
