@@ -770,3 +770,51 @@ def test_an_earlier_writer_that_waits_for_a_later_one_comes_after_it(tmp_path: A
     ]
     order = writes_in_plan_order(tasks, tools, Workspace(str(tmp_path)))
     assert order == {"t3": ["t1", "t2"]}
+
+
+def test_a_callers_tool_runs_inside_the_run_as_toolnode_would_run_it() -> None:
+    """The run's callbacks see the call, and the tool reaches the run's stream writer."""
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langgraph.config import get_stream_writer
+
+    @tool
+    def measure(label: str) -> str:
+        """Measure something and say so on the run's stream."""
+        get_stream_writer()({"measured": label})
+        return f"measured {label}"
+
+    class Seen(BaseCallbackHandler):
+        def __init__(self) -> None:
+            self.tools: list[str] = []
+
+        def on_tool_start(self, serialized: dict[str, Any], input_str: str, **kw: Any) -> None:
+            self.tools.append(serialized["name"])
+
+    seen = Seen()
+    script = make_script(plan_tool_call=[round_plan(("t1", "measure", {"label": "a"}))])
+    graph = build_graph(model=ScriptedChatModel(script=script), tools=[measure])
+    config: Any = {"callbacks": [seen]}
+    custom = [c for c in graph.stream({"request": "go"}, config, stream_mode="custom")]
+    assert {"measured": "a"} in custom
+    assert seen.tools.count("measure") >= 1
+    finished = [c for c in custom if c.get("event") == "task_finished"]
+    assert finished and all(c["status"] == "ok" for c in finished)
+
+
+def test_a_tool_that_asks_to_pause_fails_saying_why() -> None:
+    from langgraph.types import interrupt
+
+    @tool
+    def confirm(question: str) -> str:
+        """Ask a person."""
+        return str(interrupt(question))
+
+    script = make_script(plan_tool_call=[round_plan(("t1", "confirm", {"question": "ok?"}))])
+    graph = build_graph(
+        model=ScriptedChatModel(script=script), tools=[confirm], checkpointer=InMemorySaver()
+    )
+    out = final_state(graph, {"request": "go"}, {"configurable": {"thread_id": "ask"}})
+    results = [r for record in out["rounds"] for r in record["results"]]
+    assert results and all(r["status"] == "failed" for r in results)
+    assert all("interrupt()" in r["output"] for r in results)
+    assert out["status"] != "completed"

@@ -11,12 +11,14 @@ thread so the per-task timeout holds even for a tool that ignores it.
 
 from __future__ import annotations
 
+import contextvars
 import queue
 import threading
 import time
 from typing import Any, cast
 
 from langchain_core.tools import BaseTool
+from langgraph.config import get_config
 from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 from langgraph.types import Command
@@ -38,10 +40,17 @@ INTERRUPTED = (
 def _run_with_timeout(
     tool: BaseTool, task: dict[str, Any], timeout_s: float, max_chars: int
 ) -> tuple[str, str, float]:
-    """Run the task's tool; (status, output, seconds). A late tool is left to finish alone."""
+    """Run the task's tool; (status, output, seconds). A late tool is left to finish alone.
+
+    The tool's thread runs in a copy of this node's context, and the tool is given the node's
+    config: it sees the run as a tool LangGraph's ToolNode runs does (see `tools.run_tool`).
+    """
     outcome: queue.Queue[tuple[bool, str]] = queue.Queue(maxsize=1)
+    here, config = contextvars.copy_context(), get_config()
     worker = threading.Thread(
-        target=lambda: outcome.put(run_tool(tool, task["arguments"], max_chars)),
+        target=lambda: outcome.put(
+            here.run(run_tool, tool, task["arguments"], max_chars, config)
+        ),
         name=f"phasegraph-{task['tool']}",
         daemon=True,
     )

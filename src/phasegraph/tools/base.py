@@ -6,7 +6,9 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
+from langgraph.errors import GraphBubbleUp
 
 from phasegraph.errors import ConfigurationError, redact
 from phasegraph.tools.mcp import run_coroutine
@@ -97,16 +99,35 @@ def truncate(text: str, limit: int) -> str:
     return text[:limit] + TRUNCATION_MARKER.format(cut=len(text) - limit, total=len(text))
 
 
-def run_tool(tool: BaseTool, arguments: Mapping[str, Any], max_chars: int) -> tuple[bool, str]:
-    """Call a tool; returns (ok, output). Errors become text for the judge, never exceptions."""
+def run_tool(
+    tool: BaseTool,
+    arguments: Mapping[str, Any],
+    max_chars: int,
+    config: RunnableConfig | None = None,
+) -> tuple[bool, str]:
+    """Call a tool; returns (ok, output). Errors become text for the judge, never exceptions.
+
+    ``config`` is the calling node's, as LangGraph's ToolNode gives it: the run's callbacks see
+    the call, and the tool can reach the run (``get_config``, ``get_stream_writer``). A tool
+    cannot pause the run (``interrupt()``): a task is not the place a person is asked (SPEC
+    section 6), and the call fails saying so.
+    """
     try:
         if _is_async_only(tool):
-            output = run_coroutine(tool.ainvoke(dict(arguments)))
+            output = run_coroutine(tool.ainvoke(dict(arguments), config))
         else:
-            output = tool.invoke(dict(arguments))
+            output = tool.invoke(dict(arguments), config)
+    except GraphBubbleUp:
+        return False, NO_PAUSE_IN_TOOLS
     except Exception as exc:
         return False, truncate(redact(f"{type(exc).__name__}: {exc}"), max_chars)
     return True, truncate_output(redact(as_text(output)), max_chars)
+
+
+NO_PAUSE_IN_TOOLS = (
+    "the tool called interrupt(), which a task cannot do: phasegraph asks a person only in its "
+    "review stage (the review setting); the call was stopped there"
+)
 
 
 def truncate_output(text: str, limit: int) -> str:
