@@ -212,3 +212,17 @@ def test_reviews_without_a_checkpointer_are_refused_before_the_run(tmp_path: Pat
     assert not (tmp_path / "out.txt").exists()
     out = graph.invoke({"request": "write out.txt"}, context=Context(workspace=str(tmp_path)))
     assert out["status"] == "completed"
+
+
+def test_an_action_given_as_its_word_answers_the_review(tmp_path: Path) -> None:
+    graph = graph_for()
+    config = {"configurable": {"thread_id": "word"}}
+    context = Context(workspace=str(tmp_path), review="plan")
+    graph.invoke({"request": "write out.txt"}, config, context=context)
+    again = graph.invoke(Command(resume="reject"), config, context=context)  # needs a reason
+    assert again["status"] == "awaiting_review"
+    assert "reason" in again["__interrupt__"][0].value["error"]
+    number = graph.invoke(Command(resume=5), config, context=context)
+    assert 'given as {"action": ...}; got a int' in number["__interrupt__"][0].value["error"]
+    done = graph.invoke(Command(resume="approve"), config, context=context)
+    assert done["status"] == "completed" and (tmp_path / "out.txt").read_text() == "hello"

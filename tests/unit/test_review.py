@@ -161,7 +161,8 @@ def test_replan_review_edit(tools) -> None:
         {"action": "edit", "phases": [phase("a"), phase("a")]},  # duplicate ids
         {"action": "approve", "extra": 1},
         {"action": "dance"},
-        "approve",
+        "dance",  # an action's word, but not one of this review's
+        5,
         None,
     ],
 )

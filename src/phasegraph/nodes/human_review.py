@@ -66,12 +66,21 @@ def parse_feedback(
     state: Mapping[str, Any],
     context: Context,
 ) -> Any:
-    """Validate ``feedback`` against the pending review; `FeedbackError` if it does not fit."""
+    """Validate ``feedback`` against the pending review; `FeedbackError` if it does not fit.
+
+    An action alone may be given as its word (``Command(resume="approve")``).
+    """
     kind = pending.get("kind", "")
     actions = ACTIONS_BY_KIND.get(kind, ())
     expected = f"a {kind} takes action " + " / ".join(actions)
-    if not isinstance(feedback, Mapping):
+    if isinstance(feedback, str):
+        feedback = {"action": feedback.strip()}
+    if feedback is None:
         raise FeedbackError(no_answer(pending))
+    if not isinstance(feedback, Mapping):
+        raise FeedbackError(
+            f'{expected}, given as {{"action": ...}}; got a {type(feedback).__name__}'
+        )
     action = feedback.get("action")
     if action not in actions:
         raise FeedbackError(f"{expected}; got {action!r}")
