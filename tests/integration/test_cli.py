@@ -151,6 +151,7 @@ def test_a_wrong_answer_changes_nothing(ws: Path) -> None:
         (("run", "go", "--model", "gpt-x"), "needs an API key"),
         (("frobnicate",), "invalid choice"),
         (("resume", "x", "--approve", "--deny"), "not allowed with argument"),
+        (("threads", "--status", "done"), "argument --status: invalid choice: 'done'"),
     ],
 )
 def test_bad_usage_and_input_exit_2_with_one_line(

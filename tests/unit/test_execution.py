@@ -818,3 +818,21 @@ def test_a_tool_that_asks_to_pause_fails_saying_why() -> None:
     assert results and all(r["status"] == "failed" for r in results)
     assert all("interrupt()" in r["output"] for r in results)
     assert out["status"] != "completed"
+
+
+def test_a_tool_that_exits_fails_with_its_exit_not_a_timeout() -> None:
+    import sys
+
+    @tool
+    def leave(code: int) -> str:
+        """Exit."""
+        sys.exit(code)
+
+    script = make_script(plan_tool_call=[round_plan(("t1", "leave", {"code": 3}))])
+    graph = build_graph(
+        model=ScriptedChatModel(script=script), tools=[leave], checkpointer=InMemorySaver()
+    )
+    out = final_state(graph, {"request": "go"}, {"configurable": {"thread_id": "exit"}})
+    results = [r for record in out["rounds"] for r in record["results"]]
+    assert results and all(r["output"] == "SystemExit: 3" for r in results)
+    assert all(r["status"] == "failed" for r in results) and out["status"] != "completed"

@@ -22,6 +22,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from typing import get_args
 
 from rich.console import Console
 
@@ -37,6 +38,7 @@ from phasegraph.cli.session import (
 )
 from phasegraph.context import REVIEW_LEVELS
 from phasegraph.errors import PhasegraphError, redact
+from phasegraph.state import RunStatus
 
 
 def _add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -118,7 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_store_options(res)
 
     threads = commands.add_parser("threads", help="list threads")
-    threads.add_argument("--status", default=None, help="only threads with this status")
+    threads.add_argument(
+        "--status", default=None, choices=get_args(RunStatus), help="only threads with this status"
+    )
     threads.add_argument("--limit", type=int, default=50, help="at most this many (0: all)")
     threads.add_argument("--json", action="store_true", help="print JSON")
     _add_store_options(threads)

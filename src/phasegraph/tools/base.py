@@ -119,7 +119,7 @@ def run_tool(
             output = tool.invoke(dict(arguments), config)
     except GraphBubbleUp:
         return False, NO_PAUSE_IN_TOOLS
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit() in a tool ends the call, not the run
         return False, truncate(redact(f"{type(exc).__name__}: {exc}"), max_chars)
     return True, truncate_output(redact(as_text(output)), max_chars)
 
