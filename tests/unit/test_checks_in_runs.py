@@ -151,7 +151,8 @@ def test_a_check_that_never_passes_ends_the_run_incomplete(tmp_path: Path) -> No
     assert [o["ended_by"] for o in out["phase_outcomes"]] == ["round_limit"]
     assert out["status"] == "incomplete" and out["stop_reason"] == "done"
     assert out["shortfalls"] == [
-        "phase phase p1 (p1) ended short: it reached its round limit, at 100%",
+        "phase phase p1 (p1) ended short: it reached its round limit, its judge's 100% overruled: "
+        "checks fail: c1: out.txt must contain 'hello' (out.txt holds 'nope', not 'hello')",
         "check contains:out.txt:hello fails: out.txt holds 'nope', not 'hello'",
     ]
     assert "Checks 0/1 pass" in out["final_summary"]

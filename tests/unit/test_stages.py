@@ -182,6 +182,9 @@ def test_a_claim_of_done_code_overruled_never_reaches_the_summary_as_a_finding(o
     # every round, and every phase that ended short, by why code kept it open
     why = "not complete: no task of the phase has succeeded"
     assert text.count(why) == len(out["rounds"]) + len(out["phase_outcomes"])
+    # nor is the judge's rate given as where the phase got to
+    (short,) = out["shortfalls"]
+    assert "at 100%" not in short and "its judge's 100% overruled: no task" in short
 
 
 def test_guards_given_to_build_graph_replace_the_defaults(own_tools) -> None:

@@ -204,16 +204,25 @@ ENDED_SHORT = {
 }
 
 
-def shortfalls(outcomes: Iterable[PhaseOutcome], checks: Iterable[CheckRecord]) -> list[str]:
+def shortfalls(
+    outcomes: Iterable[PhaseOutcome],
+    checks: Iterable[CheckRecord],
+    last: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[str]:
     """What kept the run from ``completed``: each phase that ended short, each failing check.
 
-    A phase a replan replaced is not counted: the phases that replaced it carry its work.
+    A phase a replan replaced is not counted: the phases that replaced it carry its work. A
+    phase whose last judgement (in ``last``, by phase id) code overruled is not given its
+    judge's rate as where it got to: the line says the judge's claim was overruled, and why.
     """
-    found = [
-        f"phase {o['name']} ({o['phase_id']}) ended short: "
-        f"{ENDED_SHORT.get(o['ended_by'], o['ended_by'])}, at {o['completion_rate']:.0%}"
-        for o in outcomes
-        if not o["completed"] and o["ended_by"] != "replanned"
-    ]
+    found = []
+    for o in outcomes:
+        if o["completed"] or o["ended_by"] == "replanned":
+            continue
+        overruled = ((last or {}).get(o["phase_id"]) or {}).get("overridden")
+        rate = f"{o['completion_rate']:.0%}"
+        where = f"its judge's {rate} overruled: {overruled}" if overruled else f"at {rate}"
+        why = ENDED_SHORT.get(o["ended_by"], o["ended_by"])
+        found.append(f"phase {o['name']} ({o['phase_id']}) ended short: {why}, {where}")
     found += [f"check {c['label']} fails: {c['detail']}" for c in checks if c["passed"] is not True]
     return found

@@ -37,6 +37,7 @@ from phasegraph.state import (
     StopReason,
     Summary,
 )
+from phasegraph.state.reading import last_judgements
 from phasegraph.tools.workspace import Workspace
 
 STATUS_BY_STOP: dict[str, RunStatus] = {
@@ -112,7 +113,7 @@ def explain_stop(state: State, reason: StopReason) -> str:
 
 def _phase_lines(state: State) -> tuple[list[str], list[str]]:
     """Finished phases by what their last round found (`round_finding`), then the phases left."""
-    last = {r["phase_id"]: r["judgement"] for r in state.get("rounds", [])}
+    last = last_judgements(state)
     done = [
         outcome_line(
             {**o, "summary": round_finding(last[o["phase_id"]])}
@@ -271,7 +272,7 @@ def summarize(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, 
     update: dict[str, Any] = {"stop_reason": reason, "pending_review": None}
     try:
         checks = final_checks(state, context_of(runtime))
-        short = shortfalls(state.get("phase_outcomes", []), checks)
+        short = shortfalls(state.get("phase_outcomes", []), checks, last_judgements(state))
         update |= {"checks": checks, "shortfalls": short}
     except Exception as exc:  # checks that cannot be read leave the status to the stop reason
         short = [f"the checks could not be evaluated: {redact(f'{type(exc).__name__}: {exc}')}"]

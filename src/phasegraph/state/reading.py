@@ -37,3 +37,8 @@ def run_results(state: State) -> list[TaskResult]:
     """Every task result of the run, whatever its phase: its judged rounds', then the round's."""
     done = [r for record in state.get("rounds") or [] for r in record.get("results") or []]
     return [*done, *(state.get("results") or [])]
+
+
+def last_judgements(state: State) -> dict[str, dict[str, Any]]:
+    """Each phase's latest judged round's judgement, by phase id."""
+    return {r["phase_id"]: dict(r["judgement"]) for r in state.get("rounds") or []}
