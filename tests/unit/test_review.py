@@ -262,3 +262,14 @@ def test_a_crash_after_a_node_saved_its_writes_resumes_instead_of_looking_ended(
     assert out["step_count"] == 7  # the same as a run never cut off
     # the saved judgement of phase 1 was used, not asked again: one more call, for phase 2
     assert len(model.calls_of("judge_tasks")) == 2
+
+
+@pytest.mark.parametrize(
+    ("asking", "said"),
+    [(True, "the person declined the question: not now"), (False, "rejected the plan: not now")],
+)
+def test_a_reject_is_told_by_what_it_answered(tools, asking: bool, said: str) -> None:
+    analysis = dict(ANALYSIS, clarification_needed=asking, clarification_questions=["Which?"])
+    graph, _, _, context = start(tools, make_script(request_analyser=[analysis]))
+    out = resume(graph, CONFIG, {"action": "reject", "reason": "not now"}, context=context)
+    assert out["status"] == "rejected" and said in out["final_summary"]

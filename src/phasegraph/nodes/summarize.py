@@ -83,6 +83,14 @@ def stop_reason_of(state: State) -> StopReason:
     return "error"  # summarize was reached with no recorded reason: say so, do not guess
 
 
+REJECTED = {
+    "plan_review": "rejected the plan",
+    "replan_review": "rejected the new plan",
+    "clarification": "declined the question",
+}
+"""What a person's reject did, by the kind of review it answered."""
+
+
 def explain_stop(state: State, reason: StopReason) -> str:
     """The stop reason as a sentence for a person."""
     error = state.get("error")
@@ -104,7 +112,8 @@ def explain_stop(state: State, reason: StopReason) -> str:
                 f"{ROUND_MIN_STEPS}: a plan, a tool and its judge)"
             )
         case "rejected":
-            return f"the person rejected the plan: {review.get('reason', 'no reason given')}"
+            what = REJECTED.get(str(review.get("kind")), "rejected the work")
+            return f"the person {what}: {review.get('reason', 'no reason given')}"
         case _:
             if error:
                 return f"{error['type']} in {error['node']}: {error['message']}"
