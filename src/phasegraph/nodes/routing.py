@@ -180,7 +180,7 @@ EXITS: dict[str, dict[str, str]] = {
     "human_review": {
         "analyse": "clarified before planning",
         "plan": "approved or edited",
-        "replan": "asked for changes",
+        "replan": "changes asked, or a question answered",
         "execute": "tool allowed or denied",
         "summarize": "rejected",
     },
