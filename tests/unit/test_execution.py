@@ -497,6 +497,27 @@ def test_justified_request_denied_is_a_violation() -> None:
     assert "the person denied the request" in out["tool_violations"][0]["reason"]
 
 
+def test_a_tool_denied_is_not_asked_about_again_in_its_phase() -> None:
+    log: list[str] = []
+    research = dict(ANALYSIS, task_type="research")
+    plan = round_plan(("w", "write_file", {"path": "notes.md", "content": "x"}))
+    plan["tasks"][0]["justification"] = "please"
+    going_on = judgement("continue_phase", completed=False, rate=0.5)
+    script = make_script(
+        request_analyser=[research],
+        phase_planner=[phases("p1", rounds=2)],
+        plan_tool_call=[plan, plan],
+        judge_tasks=[going_on, judgement()],
+    )
+    _, _, _, graph, config, context = run_graph(script, sleepy_tools(log), review="all")
+    resume(graph, config, {"action": "approve"}, context=context)
+    out = resume(graph, config, {"action": "deny"}, context=context)
+    # the next round named it again: refused as denied, not asked about
+    assert (out["pending_review"] or {}).get("kind") != "tool_permission"
+    assert log == [] and len(out["rounds"]) >= 2
+    assert [v["denied"] for v in out["tool_violations"]] == [True] * len(out["rounds"])
+
+
 def test_justification_without_reviews_is_refused() -> None:
     log: list[str] = []
     research = dict(ANALYSIS, task_type="research")

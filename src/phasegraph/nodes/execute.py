@@ -90,6 +90,18 @@ def _holds(
     return blind, repeated_calls(tasks, available)
 
 
+def denied_in_phase(state: State, tool: str, phase_id: str) -> bool:
+    """Whether a person denied ``tool`` earlier in the phase: the tool is not asked about again.
+
+    A person who said no to a tool is not asked about it each round a plan names it again; the
+    task is refused as the first was. A new phase (or a replan's) asks afresh.
+    """
+    return any(
+        v.get("denied") and v["tool"] == tool and v["phase_id"] == phase_id
+        for v in state.get("tool_violations") or []
+    )
+
+
 @dataclass
 class _Wave:
     """One pass of `execute` over the round: what it settles, what it sends, what it asks."""
@@ -205,6 +217,8 @@ class _Wave:
         phase_id = current_phase(self.state)["id"]
         task_type = str((self.state.get("structured_request") or {}).get("task_type", ""))
         reason = refusal_reason(tool, self.available, task_type, phase_id)
+        if decision is None and denied_in_phase(self.state, tool, phase_id):
+            decision = "deny"
         asks = limits_of(self.state)["review"] == "all"
         if decision is None and asks and task.get("justification") and tool in self.available:
             self.asked = {
@@ -220,7 +234,13 @@ class _Wave:
         if decision == "deny":
             reason += "; the person denied the request"
         self.violations.append(
-            {"tool": tool, "phase_id": phase_id, "task_id": task["id"], "reason": reason}
+            {
+                "tool": tool,
+                "phase_id": phase_id,
+                "task_id": task["id"],
+                "reason": reason,
+                "denied": decision == "deny",
+            }
         )
         return self.settle(task_result(task, "refused", reason))
 

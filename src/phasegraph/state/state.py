@@ -195,6 +195,8 @@ class ToolViolation(TypedDict):
     """Id of the task."""
     reason: str
     """Why it was refused."""
+    denied: NotRequired[bool]
+    """Whether a person denied it (their answer holds for the tool for the rest of the phase)."""
 
 
 CheckSource = Literal["caller", "analysis", "review"]
