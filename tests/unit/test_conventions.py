@@ -226,3 +226,13 @@ def test_an_action_given_as_its_word_answers_the_review(tmp_path: Path) -> None:
     assert 'given as {"action": ...}; got a int' in number["__interrupt__"][0].value["error"]
     done = graph.invoke(Command(resume="approve"), config, context=context)
     assert done["status"] == "completed" and (tmp_path / "out.txt").read_text() == "hello"
+
+
+def test_an_empty_command_is_refused_saying_what_an_answer_is(tmp_path: Path) -> None:
+    graph = graph_for()
+    config = {"configurable": {"thread_id": "empty"}}
+    context = Context(workspace=str(tmp_path), review="plan")
+    graph.invoke({"request": "write out.txt"}, config, context=context)
+    with pytest.raises(ValueError, match=r"Command\(resume=answer\)"):
+        graph.invoke(Command(resume=None), config, context=context)
+    assert graph.get_state(config).next == ("human_review",)

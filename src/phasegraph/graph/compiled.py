@@ -162,6 +162,11 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         The caller's checks are refused here too, naming the one at fault: an unknown kind, a
         path outside the workspace or a command not allowed (SPEC section 11).
         """
+        if isinstance(input, Command) and input == Command():
+            # LangGraph itself fails on it with an UnboundLocalError (langgraph 1.2)
+            raise ValueError(
+                "Command() carries nothing to do: answer a pause with Command(resume=answer)"
+            )
         if input is None or isinstance(input, Command):
             return False
         if not isinstance(input, Mapping):
