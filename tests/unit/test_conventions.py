@@ -105,12 +105,50 @@ def test_a_server_run_with_no_workspace_gets_a_folder_of_its_own(
     assert out["workspace"] == str(own) and (own / "out.txt").read_text() == "hello"
     assert os.listdir(server_folder) == []
     assert str(own) in out["final_summary"]
-    # a workspace the settings name is used as it is
-    named = tmp_path / "named"
+    # a workspace the settings name under the threads' folder is used as it is
+    named = tmp_path / "threads" / "named"
     named.mkdir()
     out = graph.invoke({"request": "write out.txt"}, {"configurable": {"thread_id": "t2"}},
                        context={"workspace": str(named)})  # fmt: skip
     assert out["workspace"] == str(named) and (named / "out.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("asked", "refused"),
+    [
+        ({"workspace": "/"}, "workspace"),
+        ({"base_url": "http://127.0.0.1:9/v1"}, "base_url"),
+        ({"mcp_servers": {"x": {"transport": "stdio", "command": "sh"}}}, "mcp_servers"),
+        ({"allowed_commands": ["ls", "curl"]}, "allowed_commands"),
+        ({"command_sandbox": "checks"}, "command_sandbox"),
+    ],
+)
+def test_a_served_run_cannot_widen_the_operators_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, asked: dict[str, Any], refused: str
+) -> None:
+    """A client of a server names where the operator's key goes, what runs, where tools write."""
+    for name in ("WORKSPACE", "BASE_URL", "MCP_SERVERS", "ALLOWED_COMMANDS", "COMMAND_SANDBOX"):
+        monkeypatch.delenv(f"PHASEGRAPH_{name}", raising=False)
+    monkeypatch.chdir(tmp_path)
+    graph = graph_for(thread_workspaces=str(tmp_path / "threads"))
+    config = {"configurable": {"thread_id": "client"}}
+    with pytest.raises(ConfigurationError, match=rf"\['{refused}'\] go beyond"):
+        graph.invoke({"request": "write out.txt"}, config, context=asked)
+    assert graph.get_state(config).values == {}
+
+
+def test_a_served_run_may_narrow_the_operators_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    operator = tmp_path / "project"
+    operator.mkdir()
+    monkeypatch.setenv("PHASEGRAPH_WORKSPACE", str(operator))
+    monkeypatch.setenv("PHASEGRAPH_ALLOWED_COMMANDS", "ls,wc")
+    graph = graph_for(thread_workspaces=str(tmp_path / "threads"))
+    narrower = {"allowed_commands": ["ls"], "command_sandbox": "os", "workspace": str(operator)}
+    out = graph.invoke({"request": "write out.txt"}, {"configurable": {"thread_id": "n"}},
+                       context=narrower)  # fmt: skip
+    assert out["status"] == "completed" and (operator / "out.txt").read_text() == "hello"
 
 
 def test_a_server_thread_resumed_with_a_context_object_stays_in_its_folder(
@@ -129,7 +167,7 @@ def test_a_server_thread_resumed_with_a_context_object_stays_in_its_folder(
 
 
 def test_two_thread_ids_that_read_alike_once_made_safe_get_two_folders(tmp_path: Path) -> None:
-    from phasegraph.graph.compiled import thread_workspace
+    from phasegraph.graph.served import thread_workspace
 
     first = thread_workspace(str(tmp_path), {"thread_id": "a/b"})
     second = thread_workspace(str(tmp_path), {"thread_id": "a:b"})

@@ -12,11 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import hashlib
-import os
-import re
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -34,6 +30,7 @@ from phasegraph.graph.pause import (
     with_question,
     with_review_question,
 )
+from phasegraph.graph.served import thread_workspace, within_operator
 from phasegraph.state import InputState, OutputState, State
 from phasegraph.storage.database import Database, adatabase_of, database_of
 from phasegraph.storage.integrity import achecked_state, checked_state
@@ -143,6 +140,8 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             settings = context
         else:
             settings = Context.coerce({**older, **dict(context or {})})
+        if self.thread_workspaces:  # the served graph: the operator's settings bound the run's
+            within_operator(settings, Context.coerce(None), self.thread_workspaces)
         if self.thread_workspaces and not settings.workspace:
             workspace = thread_workspace(self.thread_workspaces, configurable)
             settings = dataclasses.replace(settings, workspace=workspace)
@@ -376,23 +375,3 @@ def _record_thread(db: Database, thread_id: str, values: Mapping[str, Any], cont
     if values:
         settings = Context.coerce(context)
         index_for(db).record(thread_id, values, model=settings.model, workspace=settings.workspace)
-
-
-def thread_workspace(base: str, configurable: Mapping[str, Any]) -> str:
-    """The folder of one thread's runs under ``base``, made if missing (no thread: a new one)."""
-    thread = str(configurable.get("thread_id") or f"run-{os.urandom(6).hex()}")
-    name = re.sub(r"[^\w.-]", "_", thread).strip(".") or "thread"
-    if name != thread:  # two ids that read the same once made safe keep apart
-        name += "-" + hashlib.sha256(thread.encode()).hexdigest()[:8]
-    folder = Path(base).expanduser() / name
-    folder.mkdir(parents=True, exist_ok=True)
-    return str(folder.resolve())
-
-
-def default_thread_workspaces() -> str:
-    """Where a server's runs get their own folders: ``PHASEGRAPH_WORKSPACES``, else the cache."""
-    given = os.environ.get("PHASEGRAPH_WORKSPACES")
-    if given:
-        return given
-    cache = os.environ.get("PHASEGRAPH_CACHE_DIR") or "~/.cache/phasegraph"
-    return str(Path(cache).expanduser() / "workspaces")

@@ -7,6 +7,6 @@ the server was started from; the state and the summary name it.
 """
 
 from phasegraph.graph.builder import build_graph
-from phasegraph.graph.compiled import default_thread_workspaces
+from phasegraph.graph.served import default_thread_workspaces
 
 graph = build_graph(thread_workspaces=default_thread_workspaces())
