@@ -116,14 +116,18 @@ def before_the_error(
 ) -> RunnableConfig | None:
     """Where a thread an error stopped goes on from (SPEC section 8), or None for any other.
 
+    An error stopped it when it ended ``failed`` with an ``error`` recorded: a node raised, or a
+    stage's every attempt did. A stage that ran out of budget records its error too, but the
+    run ended ``budget_exhausted``: that one has ended.
+
     That is its last checkpoint from before the error (no ``error`` recorded, no task of the
     round holding one), so resuming runs again the step that raised. LangGraph forks the
     history there: the error, and the summary after it, stay in the history, no longer the
     thread's latest state. What the run spent after that checkpoint is not given back: see
     `spent_since`.
     """
-    if not values.get("error"):
-        return None
+    if values.get("status") != "failed" or not values.get("error"):
+        return None  # a budget spent, a rejection, the work done: ended for good
     for snapshot in graph.get_state_history(config):
         earlier = snapshot.values or {}
         if snapshot.next and not earlier.get("error") and task_error(cast(Any, earlier)) is None:

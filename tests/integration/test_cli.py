@@ -376,7 +376,7 @@ def test_a_reader_that_stops_early_is_not_an_error(ws: Path) -> None:
     """``phasegraph show t | head -1``: the pipe closes under the output, as a shell's does."""
     assert cli("run", "go", "--thread", "p", "--model", MODEL, cwd=ws).returncode == 0
     argv = [str(BIN)] if BIN.exists() else [sys.executable, "-m", "phasegraph.cli"]
-    for command in (["show", "p"], ["show", "p", "--json"]):
+    for command in (["show", "p"], ["show", "p", "--json"], ["threads"], ["threads", "--json"]):
         shown = subprocess.Popen(
             [*argv, *command], cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )

@@ -212,6 +212,10 @@ def test_a_streamed_pause_carries_its_question(tmp_path: Path) -> None:
                              stream_mode=["updates", "values"]))  # fmt: skip
     pauses = [c for mode, c in both if mode == "updates" and "__interrupt__" in c]
     assert [c["__interrupt__"][0].value["kind"] for c in pauses] == ["plan_review"]
+    config = {"configurable": {"thread_id": "streamed-v2"}}
+    v2 = list(graph.stream({"request": "write out.txt"}, config, context=context,
+                           stream_mode="updates", version="v2"))  # fmt: skip
+    assert v2[-1]["data"]["__interrupt__"][0].value["kind"] == "plan_review"
 
 
 def test_an_async_streamed_pause_carries_its_question(tmp_path: Path) -> None:
@@ -236,6 +240,9 @@ def test_an_answer_to_an_unknown_thread_is_refused_and_writes_nothing(tmp_path: 
     config = {"configurable": {"thread_id": "no-such-thread"}}
     with pytest.raises(ThreadStateError, match="unknown thread 'no-such-thread'"):
         graph.invoke(Command(resume={"action": "approve"}), config,
+                     context=Context(workspace=str(tmp_path)))  # fmt: skip
+    with pytest.raises(ThreadStateError, match="unknown thread 'no-such-thread'"):
+        graph.invoke(Command(update={"request": "x"}), config,
                      context=Context(workspace=str(tmp_path)))  # fmt: skip
     assert graph.get_state(config).values == {}
     assert list(graph.get_state_history(config)) == []

@@ -837,7 +837,7 @@ def test_a_tool_that_asks_to_pause_fails_saying_why() -> None:
     out = final_state(graph, {"request": "go"}, {"configurable": {"thread_id": "ask"}})
     results = [r for record in out["rounds"] for r in record["results"]]
     assert results and all(r["status"] == "failed" for r in results)
-    assert all("interrupt()" in r["output"] for r in results)
+    assert all("interrupt()" in r["output"] and "pause" in r["output"] for r in results)
     assert out["status"] != "completed"
 
 

@@ -533,6 +533,45 @@ def test_a_thread_an_error_stopped_goes_on_from_where_it_stopped(tools, tool_log
         resume(graph, config)  # the thread is done now
 
 
+def test_a_thread_the_budget_stopped_is_not_run_again_though_a_stage_failed(tools) -> None:
+    """A stage that runs out of budget records its error, but the run ended budget_exhausted."""
+    from phasegraph import ThreadStateError, resume
+
+    invalid = {"phase_completion_rate": 7}
+    script = make_script(phase_planner=[phases("p1")], judge_tasks=[invalid] * 20)
+    graph = build_graph(
+        model=ScriptedChatModel(script=script), tools=tools, checkpointer=InMemorySaver()
+    )
+    config: Any = {"configurable": {"thread_id": "spent"}}
+    out = final_state(graph, {"request": "go"}, config,
+                      context=Context(max_steps=5, max_parse_retries=2))  # fmt: skip
+    assert out["status"] == "budget_exhausted" and out["error"]
+    with pytest.raises(ThreadStateError, match="has ended"):
+        resume(graph, config)
+
+
+def test_the_thread_list_shows_a_thread_resumed_after_an_error_as_it_ended(
+    tools, tmp_path
+) -> None:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from phasegraph import resume
+    from phasegraph.storage.database import database_of
+    from phasegraph.storage.thread_index import index_for
+
+    plans = [*[ConnectionError("down")] * 3, round_plan(("t1", "echo", {"text": "a"}))]
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=plans)
+    with SqliteSaver.from_conn_string(str(tmp_path / "t.sqlite")) as saver:
+        graph = build_graph(
+            model=ScriptedChatModel(script=script), tools=tools, checkpointer=saver
+        )
+        config: Any = {"configurable": {"thread_id": "down"}}
+        final_state(graph, {"request": "go"}, config, context=Context(max_parse_retries=2))
+        out = resume(graph, config)
+        (row,) = index_for(database_of(saver)).rows()
+    assert (row.status, row.steps) == ("completed", out["step_count"])
+
+
 def test_a_thread_that_ended_otherwise_is_not_run_again(tools) -> None:
     from phasegraph import ThreadStateError, resume
 

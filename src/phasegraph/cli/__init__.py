@@ -166,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("langgraph.checkpoint.serde.jsonplus").addFilter(_RefusalNotice())
     # soft_wrap: long lines stay whole, for logs and for the next program in a pipe
     err = Console(stderr=True, highlight=False, soft_wrap=True)
-    out = Console(highlight=False, soft_wrap=True)
+    out = _Output(highlight=False, soft_wrap=True)
     try:
         session = Session(args, err)
         with database_errors(session.where, session.url):
@@ -182,6 +182,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # one line for the user; the traceback with --debug
         _fail(err, exc, args.debug, internal=True)
         return EXIT_ERROR
+
+
+class _Output(Console):
+    """Stdout: a reader gone is `BrokenPipeError`, for `main`, not rich's own exit with 1."""
+
+    def on_broken_pipe(self) -> None:
+        """Stop writing, and let `main` end the program (see `_reader_gone`)."""
+        self.quiet = True
+        raise BrokenPipeError
 
 
 def _reader_gone() -> int:

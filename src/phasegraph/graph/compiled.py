@@ -187,8 +187,8 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         is lost, so it is refused before anything runs (`ConfigurationError`).
         """
         configurable = (config or {}).get("configurable") or {}
-        kept = isinstance(self.checkpointer, BaseCheckpointSaver) or configurable.get(
-            CONFIG_KEY_CHECKPOINTER
+        kept = isinstance(self.checkpointer, BaseCheckpointSaver) or (
+            self.checkpointer is not False and configurable.get(CONFIG_KEY_CHECKPOINTER)
         )
         if not kept and Context.coerce(context).review != "none":
             raise ConfigurationError(
@@ -201,13 +201,16 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
     def _refuse(cls, input: Any, starts: bool, snapshot: StateSnapshot, tid: str) -> None:
         """Refuse new input for a thread that holds a run, and an answer for one that does not.
 
-        A ``Command(resume=...)`` sent to a thread with no run (a mistyped id) would otherwise
-        start an empty run there.
+        A ``Command`` (an answer, an update) sent to a thread with no run (a mistyped id) would
+        otherwise start an empty run there.
         """
         if starts:
             cls._refuse_new_input(snapshot.values, snapshot.next, tid)
-        elif isinstance(input, Command) and input.resume is not None and not snapshot.values:
-            raise ThreadStateError(f"unknown thread {tid!r}: it holds no run to resume")
+        elif isinstance(input, Command) and not snapshot.values:
+            raise ThreadStateError(
+                f"unknown thread {tid!r}: it holds no run to resume; start one with "
+                '{"request": ...}'
+            )
 
     @staticmethod
     def _refuse_new_input(values: Mapping[str, Any], next_nodes: Sequence[str], tid: str) -> None:
@@ -305,7 +308,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             db = database_of(self.checkpointer) if thread_id else None
             if thread_id and db is not None:
                 if values is None:
-                    values = self.get_state(config).values
+                    values = self.get_state(_latest(config)).values
                 _record_thread(db, thread_id, values, context)
 
     async def _aindex_thread(self, config: RunnableConfig, context: Any) -> None:
@@ -314,7 +317,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         with contextlib.suppress(Exception):
             db = await adatabase_of(self.checkpointer) if thread_id else None
             if thread_id and db is not None:
-                snapshot = await self.aget_state(config)
+                snapshot = await self.aget_state(_latest(config))
                 await asyncio.to_thread(_record_thread, db, thread_id, snapshot.values, context)
 
     async def astream(
@@ -348,6 +351,13 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
 
 _INDEXED = frozenset({"status", "request", "step_count"})
 """The state keys a thread's index row is written from (`ThreadIndex.record`)."""
+
+
+def _latest(config: RunnableConfig) -> RunnableConfig:
+    """The config of the thread's latest state: a run from an earlier checkpoint ends there."""
+    configurable = dict(config.get("configurable") or {})
+    configurable.pop("checkpoint_id", None)
+    return cast(RunnableConfig, {**config, "configurable": configurable})
 
 
 def _state_values(chunk: Any, options: Mapping[str, Any], default: Any) -> Mapping[str, Any] | None:

@@ -51,27 +51,35 @@ def asker(snapshot: StateSnapshot) -> str | None:
     return None
 
 
-def _pause_of(chunk: Any) -> dict[str, Any] | None:
-    """The ``{"__interrupt__": ()}`` a stream chunk is or ends with, if its question is missing."""
-    part = chunk[-1] if isinstance(chunk, tuple) and chunk else chunk
-    if isinstance(part, dict) and part.keys() == {"__interrupt__"} and not part["__interrupt__"]:
-        return part
-    return None
+def _payload(chunk: Any) -> Any:
+    """What a stream chunk carries.
+
+    Itself (one mode), its tuple's last item (several modes, subgraphs), or its ``data``
+    (``version="v2"``).
+    """
+    if isinstance(chunk, tuple) and chunk:
+        return chunk[-1]
+    if isinstance(chunk, dict) and "type" in chunk and "data" in chunk:
+        return chunk["data"]
+    return chunk
 
 
 def asks_quietly(chunk: Any) -> bool:
     """Whether a stream chunk is the review pause's, with no question in its ``__interrupt__``."""
-    return _pause_of(chunk) is not None
+    part = _payload(chunk)
+    return isinstance(part, dict) and part.keys() == {"__interrupt__"} and not part["__interrupt__"]
 
 
 def with_question(chunk: Any, interrupts: tuple[Interrupt, ...]) -> Any:
     """The pause's chunk (see `asks_quietly`) with ``interrupts`` as its ``__interrupt__``.
 
-    Any stream format: the chunk itself (one mode) or the last item of its tuple (several modes,
-    subgraphs); every other chunk is returned as it is.
+    Any stream format (see `_payload`); every other chunk is returned as it is.
     """
     if not asks_quietly(chunk) or not interrupts:
         return chunk
+    asked = {"__interrupt__": interrupts}
     if isinstance(chunk, tuple):
-        return (*chunk[:-1], {"__interrupt__": interrupts})
-    return {"__interrupt__": interrupts}
+        return (*chunk[:-1], asked)
+    if "data" in chunk and "type" in chunk:
+        return {**chunk, "data": asked}
+    return asked

@@ -94,7 +94,7 @@ def denied_in_phase(state: State, tool: str, phase_id: str) -> bool:
     """Whether a person denied ``tool`` earlier in the phase: the tool is not asked about again.
 
     A person who said no to a tool is not asked about it each round a plan names it again; the
-    task is refused as the first was. A new phase (or a replan's) asks afresh.
+    task is refused as the first was. A phase of another id asks afresh.
     """
     return any(
         v.get("denied") and v["tool"] == tool and v["phase_id"] == phase_id

@@ -109,8 +109,8 @@ def run_tool(
 
     ``config`` is the calling node's, as LangGraph's ToolNode gives it: the run's callbacks see
     the call, and the tool can reach the run (``get_config``, ``get_stream_writer``). A tool
-    cannot pause the run (``interrupt()``): a task is not the place a person is asked (SPEC
-    section 6), and the call fails saying so.
+    cannot pause or steer the run (``interrupt()``, a ``Command`` to the graph): a task is not
+    the place a person is asked (SPEC section 6), and the call fails saying so.
     """
     try:
         if _is_async_only(tool):
@@ -125,8 +125,9 @@ def run_tool(
 
 
 NO_PAUSE_IN_TOOLS = (
-    "the tool called interrupt(), which a task cannot do: phasegraph asks a person only in its "
-    "review stage (the review setting); the call was stopped there"
+    "the tool tried to pause or steer the run (interrupt(), or a Command to the graph), which a "
+    "task cannot do: phasegraph asks a person only in its review stage (the review setting); "
+    "the call was stopped there"
 )
 
 
