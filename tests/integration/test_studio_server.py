@@ -113,8 +113,9 @@ def server(tmp_path: Path) -> Iterator[str]:
 def test_studio_server_pauses_for_review_and_resumes(server: str, tmp_path: Path) -> None:
     from langgraph_sdk import get_sync_client
 
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
+    # a folder a run may name on a server: under the threads' folder (or the operator's own)
+    workspace = thread_folders(tmp_path) / "ws"
+    workspace.mkdir(parents=True)
     (workspace / "notes.txt").write_text("meeting notes\n")
     (workspace / "todo.txt").write_text("buy milk\n")
     client = get_sync_client(url=server)
