@@ -12,7 +12,7 @@ from phasegraph.errors import (
 )
 from phasegraph.graph import PhaseGraph, build_graph
 from phasegraph.models.scripted import ScriptedChatModel
-from phasegraph.review import resume
+from phasegraph.review import aresume, resume
 
 __all__ = [
     "ConfigurationError",
@@ -25,6 +25,7 @@ __all__ = [
     "ThreadPausedError",
     "ThreadStateError",
     "CheckpointRefusedError",
+    "aresume",
     "build_graph",
     "resume",
 ]

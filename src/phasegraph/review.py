@@ -12,6 +12,7 @@ paused thread would drop the review (the compiled graph refuses it, see ``graph.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -89,6 +90,25 @@ def resume(
             )
         run(graph, config, settings, on_progress, payload)
         return dict(checked_state(graph, config).values)
+
+
+async def aresume(
+    graph: PhaseGraph,
+    config: RunnableConfig,
+    feedback: Mapping[str, Any] | None = None,
+    *,
+    context: Context | dict[str, Any] | None = None,
+    on_progress: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """`resume` for async callers, with an async checkpointer or a sync one.
+
+    It runs `resume` on a worker thread, so the event loop goes on meanwhile; LangGraph's async
+    savers take sync calls from threads other than their loop's. ``on_progress`` is called on
+    that thread.
+    """
+    return await asyncio.to_thread(
+        resume, graph, config, feedback, context=context, on_progress=on_progress
+    )
 
 
 def can_resume(graph: PhaseGraph, config: RunnableConfig) -> bool:

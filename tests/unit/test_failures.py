@@ -582,3 +582,27 @@ def test_a_thread_that_ended_otherwise_is_not_run_again(tools) -> None:
     assert final_state(graph, {"request": "go"}, config)["status"] == "completed"
     with pytest.raises(ThreadStateError, match="has ended"):
         resume(graph, config)
+
+
+def test_an_async_caller_resumes_a_thread_an_error_stopped(tools, tool_log, tmp_path) -> None:
+    """With an async checkpointer, which a sync resume cannot use from the event loop."""
+    import asyncio
+
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from phasegraph import aresume
+
+    plans = [*[ConnectionError("down")] * 3, round_plan(("t1", "echo", {"text": "a"}))]
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=plans)
+
+    async def go() -> tuple[str, str]:
+        async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "a.sqlite")) as saver:
+            model = ScriptedChatModel(script=script)
+            graph = build_graph(model=model, tools=tools, checkpointer=saver)
+            config: Any = {"configurable": {"thread_id": "a"}}
+            out = await graph.ainvoke({"request": "go"}, config,
+                                      context=Context(max_parse_retries=2))  # fmt: skip
+            return out["status"], (await aresume(graph, config))["status"]
+
+    assert asyncio.run(go()) == ("failed", "completed")
+    assert [c[1]["text"] for c in tool_log.calls] == ["a"]
