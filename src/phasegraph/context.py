@@ -57,6 +57,24 @@ def _json_object(raw: str) -> dict[str, Any]:
     return value
 
 
+BOUNDS: dict[str, tuple[float, float]] = {
+    "max_steps": (1, MAX_STEPS_LIMIT),
+    "max_parallel": (1, 64),
+    "max_replans": (0, 100),
+    "max_parse_retries": (0, 10),
+    "max_phases": (1, 5),
+    "max_tasks_per_round": (1, 8),
+    "extra_rounds_per_phase": (0, 20),
+    "task_timeout_s": (0.001, 86_400),
+    "round_timeout_s": (0.001, 86_400),
+    "llm_timeout_s": (0.001, 86_400),
+    "max_output_chars": (100, 10_000_000),
+    "prompt_token_budget": (200, 1_000_000),
+    "max_read_bytes": (1_000, 1_000_000_000),
+}
+"""Each numeric setting's least and greatest value: refused outside them, shown in Studio's form."""
+
+
 @dataclass(kw_only=True)
 class Context:
     """Settings of one run. Limits are checked on creation; a bad value fails with its name."""
@@ -200,21 +218,6 @@ class Context:
             raise ValueError(
                 f"review must be one of {', '.join(REVIEW_LEVELS)}; got {self.review!r}"
             )
-        bounds: dict[str, tuple[float, float]] = {
-            "max_steps": (1, MAX_STEPS_LIMIT),
-            "max_parallel": (1, 64),
-            "max_replans": (0, 100),
-            "max_parse_retries": (0, 10),
-            "max_phases": (1, 5),
-            "max_tasks_per_round": (1, 8),
-            "extra_rounds_per_phase": (0, 20),
-            "task_timeout_s": (0.001, 86_400),
-            "round_timeout_s": (0.001, 86_400),
-            "llm_timeout_s": (0.001, 86_400),
-            "max_output_chars": (100, 10_000_000),
-            "prompt_token_budget": (200, 1_000_000),
-            "max_read_bytes": (1_000, 1_000_000_000),
-        }
         if not isinstance(self.allowed_commands, list) or not all(
             isinstance(c, str) and c and "/" not in c for c in self.allowed_commands
         ):
@@ -222,14 +225,14 @@ class Context:
         if not isinstance(self.mcp_servers, dict):
             raise ValueError("mcp_servers must map server names to connection settings")
         self.tool_rules = validate_rules(self.tool_rules)
-        for name, (low, high) in bounds.items():
+        for name, (low, high) in BOUNDS.items():
             value = getattr(self, name)
             if not low <= value <= high:
                 raise ValueError(f"{name} must be between {low:g} and {high:g}; got {value!r}")
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:
-        """The settings' JSON schema (Studio's form), each field with its default as it stands.
+        """The settings' JSON schema (Studio's form): each field's default as it stands, its bounds.
 
         Defaults come from a factory each (environment fallbacks), which a schema does not show
         by itself; here they are the values a run would get now.
@@ -241,6 +244,8 @@ class Context:
             return schema  # an environment fallback that cannot work: no defaults to show
         for name, prop in schema.get("properties", {}).items():
             prop.setdefault("default", getattr(defaults, name))
+            if name in BOUNDS:
+                prop["minimum"], prop["maximum"] = BOUNDS[name]
         return schema
 
     @property

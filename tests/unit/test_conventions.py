@@ -45,6 +45,9 @@ def test_the_input_and_output_are_declared_schemas() -> None:
     assert len(out) <= 12 and "dispatch" not in out and "round_seq" not in out
     settings = graph.get_context_jsonschema()["properties"]
     assert settings["max_steps"]["default"] == 40 and settings["review"]["default"] == "none"
+    # Studio's form knows each limit before a run is refused for it
+    assert (settings["max_steps"]["minimum"], settings["max_steps"]["maximum"]) == (1, 10_000)
+    assert settings["max_phases"]["maximum"] == 5
 
 
 def test_a_run_gives_back_its_output_not_its_internal_state(tmp_path: Path) -> None:
