@@ -370,6 +370,14 @@ def test_the_printed_resume_command_works_as_printed_from_another_folder(
     printed = next(line.strip() for line in again.stdout.splitlines() if "--approve" in line)
     assert printed.endswith(f"--workspace {ws} --db {db}")
     assert cli(*shlex.split(printed)[1:], cwd=elsewhere).returncode == 0
+    # a model file named relative to the folder the run was started in (README's example)
+    relative = f"scripted:{SCRIPT.relative_to(SCRIPT.parents[1])}"
+    third = cli("run", "List the files", "--thread", "far3", "--review", "plan", "--model",
+                relative, "--workspace", str(ws), cwd=SCRIPT.parents[1])  # fmt: skip
+    assert third.returncode == 3, third.stderr
+    printed = next(line.strip() for line in third.stdout.splitlines() if "--approve" in line)
+    resumed = cli(*shlex.split(printed)[1:], cwd=elsewhere)
+    assert resumed.returncode == 0, resumed.stderr
 
 
 def test_a_reader_that_stops_early_is_not_an_error(ws: Path) -> None:

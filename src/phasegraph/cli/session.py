@@ -23,6 +23,7 @@ from rich.console import Console
 from phasegraph.context import Context
 from phasegraph.errors import redact, register_secret
 from phasegraph.graph import PhaseGraph, build_graph
+from phasegraph.models.selection import with_absolute_path
 from phasegraph.storage import open_checkpointer
 from phasegraph.storage.database import postgres_database, sqlite_database
 from phasegraph.storage.integrity import checked_state
@@ -76,7 +77,9 @@ class Session:
         """The run settings: flags first, then the thread's own model, then the environment."""
         settings: dict[str, Any] = {"workspace": str(self.workspace)}
         model = getattr(self.args, "model", None)
-        if model is None and thread_model:
+        if model is not None:  # recorded with the thread: the printed commands work anywhere
+            model = with_absolute_path(model)
+        elif thread_model:
             model = thread_model
         if model is not None:
             settings["model"] = model

@@ -78,8 +78,7 @@ def model_from_context(context: Context, thread_id: str = "") -> BaseChatModel:
         from phasegraph.models.local import LocalChatModel
 
         path = _local_path(spec)
-        names_a_file = path.endswith(".gguf") or os.sep in path or os.path.isfile(path)
-        if embedded_choice(context) is None and not names_a_file:
+        if embedded_choice(context) is None and not _names_a_file(path):
             from phasegraph.models.embedded import embedded
 
             embedded(path)  # no model has that name: the error names the ones that do
@@ -100,6 +99,27 @@ def embedded_choice(context: Context) -> EmbeddedModel | None:
         return None
     path = _local_path(context.model.strip())
     return EMBEDDED.get(path.lower()) if path else DEFAULT
+
+
+def with_absolute_path(spec: str) -> str:
+    """The model setting with the file it names, if it names one, as an absolute path.
+
+    A thread records its model; resumed from another folder, ``scripted:examples/x.json`` or
+    ``local:models/m.gguf`` would name another file or none. A model's name (``gpt-4o``,
+    ``local:qwen2.5-coder-0.5b``) is left as it is.
+    """
+    stripped = spec.strip()
+    if stripped.startswith(SCRIPTED_PREFIX):
+        return SCRIPTED_PREFIX + os.path.abspath(stripped[len(SCRIPTED_PREFIX) :])
+    path = _local_path(stripped)
+    if path and _names_a_file(path):
+        return LOCAL_PREFIX + os.path.abspath(path)
+    return spec
+
+
+def _names_a_file(path: str) -> bool:
+    """Whether a local model's setting names a file rather than an embedded model."""
+    return path.endswith(".gguf") or os.sep in path or os.path.isfile(path)
 
 
 def _local_path(spec: str) -> str:
