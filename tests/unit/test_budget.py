@@ -97,6 +97,10 @@ def test_budget_stop_still_summarizes_and_plans_no_more(run, tool_log) -> None:
     assert len(model.calls_of("judge_tasks")) == 1
     assert out["final_summary"].strip()
     assert "budget_exhausted" in out["final_summary"]
+    # its shortfalls say what the stop left undone, not nothing
+    (short,) = out["shortfalls"]
+    assert "the step budget of 5 steps was spent" in short
+    assert "phases not finished: " in short and "(p9)" in short
 
 
 def test_no_tool_runs_once_the_budget_is_spent(run, tool_log) -> None:

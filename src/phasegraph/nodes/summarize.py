@@ -226,6 +226,21 @@ def run_evidence(state: State, runtime: Runtime[Context], deps: Deps) -> Evidenc
         return {"verified": False, "files": []}
 
 
+def unfinished_work(state: State, reason: StopReason) -> list[str]:
+    """What a run stopped before its end left undone, and why, for its shortfalls.
+
+    A run the budget, an error or a person stopped has phases it never finished (or never
+    planned), which no phase outcome names: without this line its shortfalls could be empty
+    beside a status that is not ``completed``. A run that ran to its end adds nothing.
+    """
+    if reason == "done":
+        return []
+    phases = state.get("phases") or []
+    left = [f"{p['name']} ({p['id']})" for p in phases[state.get("phase_index", 0) :]]
+    undone = f"phases not finished: {', '.join(left)}" if left else "the work was not planned"
+    return [f"the run stopped before its end ({explain_stop(state, reason)}); {undone}"]
+
+
 def final_status(state: State, reason: StopReason, short: list[str]) -> RunStatus:
     """The run's status from facts (SPEC section 1).
 
@@ -282,6 +297,7 @@ def summarize(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, 
     try:
         checks = final_checks(state, context_of(runtime))
         short = shortfalls(state.get("phase_outcomes", []), checks, last_judgements(state))
+        short = [*unfinished_work(state, reason), *short]
         update |= {"checks": checks, "shortfalls": short}
     except Exception as exc:  # checks that cannot be read leave the status to the stop reason
         short = [f"the checks could not be evaluated: {redact(f'{type(exc).__name__}: {exc}')}"]
