@@ -45,7 +45,9 @@ def main() -> int:
         (workspace / name).write_text(text, encoding="utf-8")
         return f"wrote {len(text)} characters to {name}"
 
-    context = Context(model=args.model, base_url=args.base_url, review="plan")
+    context = Context(
+        model=args.model, base_url=args.base_url, review="plan", workspace=str(workspace)
+    )
     model = None
     if args.model.startswith("scripted:"):
         model = ScriptedChatModel.from_file(args.model.removeprefix("scripted:"))
