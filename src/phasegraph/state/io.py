@@ -41,7 +41,8 @@ class OutputState(TypedDict, total=False):
     summary: dict[str, Any] | None
     """The summary's parts: highlights, unfinished, next steps, and how it was made."""
     shortfalls: list[str]
-    """What kept an ended run from `completed`: phases that ended short, checks that fail."""
+    """What kept an ended run from `completed`: why it stopped before its end, if it did, and
+    the phases it left; phases that ended short; checks that fail."""
     checks: list[CheckRecord]
     """Every check with its latest result and what code saw."""
     evidence: Evidence
