@@ -44,3 +44,16 @@ def test_the_graph_draws_its_eight_stages_with_about_as_many_edges_as_the_rules(
     assert not [e for e in edges if e.strip().startswith("analyse") and "plan;" in e
                 and "phase_plan" not in e]  # fmt: skip
     assert not [e for e in edges if e.strip().startswith("judge") and "execute" in e]
+
+
+def test_the_graph_studio_draws_shows_where_an_exception_goes() -> None:
+    """Studio draws `get_graph()` (the server, `aget_graph`): no handler box left on its own."""
+    import asyncio
+
+    from phasegraph import build_graph
+
+    graph = build_graph(tools=[])
+    for drawn in (graph.get_graph(), asyncio.run(graph.aget_graph())):
+        out = [(e.target, e.data) for e in drawn.edges if e.source == "__default_error_handler__"]
+        assert out == [("summarize", "a node raised")]
+        assert len(drawn.edges) <= 30

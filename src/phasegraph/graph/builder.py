@@ -20,13 +20,12 @@ from typing import Any, cast
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.errors import NodeError
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
-from langgraph.types import Command
 
 from phasegraph.context import Context
 from phasegraph.graph.compiled import PhaseGraph
+from phasegraph.graph.errors import on_node_error
 from phasegraph.graph.updates import changes_only
 from phasegraph.guards import Guard
 from phasegraph.nodes import (
@@ -41,7 +40,7 @@ from phasegraph.nodes import (
     run_task,
     summarize,
 )
-from phasegraph.nodes.deps import Deps, run_error
+from phasegraph.nodes.deps import Deps
 from phasegraph.state import InputState, OutputState, State, TaskInput
 from phasegraph.tools.builtin import Toolbox
 
@@ -96,11 +95,6 @@ def _human_review(state: State, runtime: Runtime[Context], deps: Deps) -> Any:
     bound node's (bench's short-phase shape builds a graph for each run).
     """
     return human_review.human_review(state, runtime=runtime)
-
-
-def on_node_error(state: State, error: NodeError) -> Command[Any]:
-    """Record a node's exception and end the run in summarize (SPEC section 2)."""
-    return Command(update={"stop_reason": "error", "error": run_error(error)}, goto="summarize")
 
 
 

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.graph import Graph
 from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER, TASKS
 from langgraph.graph.state import CompiledStateGraph
@@ -23,6 +24,8 @@ from langgraph.types import Command, Send, StateSnapshot
 
 from phasegraph.context import MAX_STEPS_LIMIT, Context
 from phasegraph.errors import ConfigurationError, ThreadPausedError, ThreadStateError
+from phasegraph.graph.errors import with_handler_edges
+from phasegraph.graph.indexing import record_thread, state_values
 from phasegraph.graph.pause import (
     asker,
     asks_quietly,
@@ -32,7 +35,7 @@ from phasegraph.graph.pause import (
 )
 from phasegraph.graph.served import thread_workspace, within_operator
 from phasegraph.state import InputState, OutputState, State
-from phasegraph.storage.database import Database, adatabase_of, database_of
+from phasegraph.storage.database import adatabase_of, database_of
 from phasegraph.storage.integrity import achecked_state, checked_state
 from phasegraph.storage.lease import (
     Lease,
@@ -41,7 +44,6 @@ from phasegraph.storage.lease import (
     hold_lease,
     lease_store_for,
 )
-from phasegraph.storage.thread_index import index_for
 from phasegraph.tools.checks import validate_checks
 
 # Budgets live in the state (SPEC section 8), not in LangGraph's per-invocation super-step limit.
@@ -60,6 +62,16 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         """LangGraph's compiled graph; kept by `copy` (the server copies the graph per run)."""
         super().__init__(*args, **kwargs)
         self.thread_workspaces = thread_workspaces
+
+    def get_graph(self, config: RunnableConfig | None = None, *, xray: int | bool = False) -> Graph:
+        """LangGraph's drawing, with the error handler's way out (`errors.with_handler_edges`)."""
+        return with_handler_edges(super().get_graph(config, xray=xray))
+
+    async def aget_graph(
+        self, config: RunnableConfig | None = None, *, xray: int | bool = False
+    ) -> Graph:
+        """`get_graph` for async callers (the server draws the graph this way)."""
+        return with_handler_edges(await super().aget_graph(config, xray=xray))
 
     def get_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
         """LangGraph's state, a review's pause showing its question in ``interrupts``."""
@@ -285,7 +297,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
                 for chunk in super().stream(input, config, **kwargs):
                     if lease is not None:
                         lease.check()  # taken over while this run stalled: stop here
-                    last = _state_values(chunk, kwargs, self.stream_mode) or last
+                    last = state_values(chunk, kwargs, self.stream_mode) or last
                     if asks_quietly(chunk) and config:
                         chunk = with_question(chunk, self.get_state(config).interrupts)
                     yield chunk
@@ -309,7 +321,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             if thread_id and db is not None:
                 if values is None:
                     values = self.get_state(_latest(config)).values
-                _record_thread(db, thread_id, values, context)
+                record_thread(db, thread_id, values, context)
 
     async def _aindex_thread(self, config: RunnableConfig, context: Any) -> None:
         """`_index_thread` for async savers."""
@@ -318,7 +330,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             db = await adatabase_of(self.checkpointer) if thread_id else None
             if thread_id and db is not None:
                 snapshot = await self.aget_state(_latest(config))
-                await asyncio.to_thread(_record_thread, db, thread_id, snapshot.values, context)
+                await asyncio.to_thread(record_thread, db, thread_id, snapshot.values, context)
 
     async def astream(
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
@@ -349,39 +361,8 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
                 await self._aindex_thread(config, kwargs.get("context"))
 
 
-_INDEXED = frozenset({"status", "request", "step_count"})
-"""The state keys a thread's index row is written from (`ThreadIndex.record`)."""
-
-
 def _latest(config: RunnableConfig) -> RunnableConfig:
     """The config of the thread's latest state: a run from an earlier checkpoint ends there."""
     configurable = dict(config.get("configurable") or {})
     configurable.pop("checkpoint_id", None)
     return cast(RunnableConfig, {**config, "configurable": configurable})
-
-
-def _state_values(chunk: Any, options: Mapping[str, Any], default: Any) -> Mapping[str, Any] | None:
-    """The state a chunk of LangGraph's (v1) stream carries, if it carries the indexed keys.
-
-    That is the state after the step, as its checkpoint holds it: `_index_thread` then need not
-    read the thread back (a read that replays the history channels' deltas: about 1.5 ms a run
-    in bench's short-phase shape). Chunks of subgraphs, or of another stream format, say None.
-    ``options`` are the stream's; ``default`` is the graph's stream mode.
-    """
-    if options.get("subgraphs") or options.get("version", "v1") != "v1":
-        return None
-    mode = options.get("stream_mode") or default
-    values: Any = None
-    if mode == "values":
-        values = chunk
-    elif not isinstance(mode, str) and "values" in mode and isinstance(chunk, tuple):
-        values = chunk[1] if len(chunk) == 2 and chunk[0] == "values" else None
-    if isinstance(values, Mapping) and _INDEXED <= values.keys():
-        return values
-    return None
-
-
-def _record_thread(db: Database, thread_id: str, values: Mapping[str, Any], context: Any) -> None:
-    if values:
-        settings = Context.coerce(context)
-        index_for(db).record(thread_id, values, model=settings.model, workspace=settings.workspace)

@@ -7,9 +7,8 @@ code: when the graph changes, the test names the command that redraws it.
 What LangGraph draws is kept as it is: conditional edges dotted, the pause before
 ``human_review`` (the graph is compiled with ``interrupt_before=["human_review"]``) in the
 node's label, which is also drawn in amber; each conditional edge says in words when it is taken
-(the routers' path maps). One thing is added: LangGraph draws the node error handler with no way
-out, because a handler chooses its next node with a ``Command`` at run time; the edge it takes is
-read from the handler's own answer, so the diagram shows where an exception goes.
+(the routers' path maps), and the node error handler's way out, which the compiled graph adds
+to what LangGraph draws (`graph.errors.with_handler_edges`).
 """
 
 from __future__ import annotations
@@ -19,36 +18,18 @@ import sys
 from pathlib import Path
 
 from langchain_core.runnables.graph import Graph
-from langgraph.errors import NodeError
 
-from phasegraph.graph.builder import build_graph, on_node_error
+from phasegraph.graph.builder import build_graph
 
 BEGIN = "<!-- graph diagram: begin (python -m phasegraph.graph.diagram --write README.md) -->"
 END = "<!-- graph diagram: end -->"
-ERROR_HANDLER = "__default_error_handler__"
 PAUSE, PAUSE_STYLE = "pause", "fill:#ffe8b0,stroke:#b7791f,stroke-width:2px"
 COMMAND = "python -m phasegraph.graph.diagram --write README.md"
 
 
 def drawable() -> Graph:
-    """The compiled graph's drawable form, with the error handlers' ways out added."""
-    graph = build_graph(tools=[]).get_graph()
-    # Each handler's Commands for an exception: what they return is where runs go.
-    raised = RuntimeError("drawing")
-    answers = {
-        ERROR_HANDLER: ("a node raised", [on_node_error({}, NodeError(node="plan", error=raised))]),
-    }
-    for handler_name, (label, commands) in answers.items():
-        handler = graph.nodes.get(handler_name)
-        if handler is None or any(e.source == handler_name for e in graph.edges):
-            continue
-        for command in commands:
-            targets = command.goto if isinstance(command.goto, list | tuple) else [command.goto]
-            for target in targets:
-                name = target if isinstance(target, str) else getattr(target, "node", "")
-                if name in graph.nodes:
-                    graph.add_edge(handler, graph.nodes[name], label, conditional=True)
-    return graph
+    """The compiled graph's drawable form, as Studio draws it (the handler's way out included)."""
+    return build_graph(tools=[]).get_graph()
 
 
 def mermaid() -> str:
