@@ -194,5 +194,7 @@ def test_a_database_that_fails_its_integrity_check_is_not_written_to(tmp_path: P
 
 def test_a_missing_scripted_model_file_is_bad_input(tmp_path: Path) -> None:
     missing = cli("run", "go", "--model", "scripted:missing.json", cwd=tmp_path)
-    one_error_line(missing, "cannot read scripted model file missing.json")
+    # named where it was looked for: the folder the command ran in (2088722)
+    where = Path(os.path.realpath(tmp_path)) / "missing.json"
+    one_error_line(missing, f"cannot read scripted model file {where}")
     assert not (tmp_path / ".phasegraph").exists()  # nothing written: no thread, no database
