@@ -76,7 +76,10 @@ def resume(
                 raise FeedbackError(
                     f"thread {thread_id!r} stopped on an error; resume it without feedback"
                 )
-            spent = spent_since(values, graph.get_state(before).values)
+            fork = graph.get_state(before)
+            spent = spent_since(values, fork.values)
+            # a wave run again counts its tasks again (run_task counts each once): not twice
+            spent["step_count"] = max(0, spent["step_count"] - list(fork.next).count("run_task"))
             run(graph, before, settings, on_progress, Command(update=spent))
             return dict(checked_state(graph, config).values)
         payload: Command[Any] | None = None

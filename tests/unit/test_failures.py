@@ -606,3 +606,38 @@ def test_an_async_caller_resumes_a_thread_an_error_stopped(tools, tool_log, tmp_
 
     assert asyncio.run(go()) == ("failed", "completed")
     assert [c[1]["text"] for c in tool_log.calls] == ["a"]
+
+
+def test_a_thread_a_task_error_stopped_resumes_without_counting_its_wave_twice(
+    tools, tool_log, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from phasegraph import resume
+    from phasegraph.nodes import run_task
+
+    run, broken = run_task._run_with_timeout, {"t1"}
+
+    def breaks(tool, task, *args):  # type: ignore[no-untyped-def]
+        if task["id"] in broken:
+            raise RuntimeError("journal unavailable")
+        return run(tool, task, *args)
+
+    plan = round_plan(("t0", "echo", {"text": "a"}), ("t1", "echo", {"text": "b"}))
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=[plan])
+
+    def one_run(name: str, resumed: bool) -> dict[str, Any]:
+        graph = build_graph(
+            model=ScriptedChatModel(script=script), tools=tools, checkpointer=InMemorySaver()
+        )
+        config: Any = {"configurable": {"thread_id": name}}
+        out = final_state(graph, {"request": "go"}, config)
+        if resumed:
+            assert out["status"] == "failed"
+            broken.clear()  # the database is back
+            out = resume(graph, config)
+        return out
+
+    monkeypatch.setattr(run_task, "_run_with_timeout", breaks)
+    stopped = one_run("stopped", resumed=True)
+    plain = one_run("plain", resumed=False)
+    assert stopped["status"] == plain["status"] == "completed"
+    assert stopped["step_count"] == plain["step_count"]
