@@ -211,6 +211,23 @@ def test_node_that_raises_ends_in_summarize(tools, function, node) -> None:
     assert out["final_summary"].startswith("## Report")
 
 
+def break_tasks(monkeypatch: pytest.MonkeyPatch, broken: set[str]) -> None:
+    """The node of each task whose id is in ``broken`` raises (its journal's database, say).
+
+    Emptying the set mends them.
+    """
+    from phasegraph.nodes import run_task
+
+    run = run_task._run_with_timeout
+
+    def breaks(tool, task, *args):  # type: ignore[no-untyped-def]
+        if task["id"] in broken:
+            raise RuntimeError(f"journal unavailable for {task['id']}")
+        return run(tool, task, *args)
+
+    monkeypatch.setattr(run_task, "_run_with_timeout", breaks)
+
+
 @pytest.mark.parametrize(
     ("raising", "waits"),
     [
@@ -222,16 +239,7 @@ def test_node_that_raises_ends_in_summarize(tools, function, node) -> None:
 def test_a_task_whose_node_raises_ends_the_run_in_one_summary(
     tools, tool_log, monkeypatch: pytest.MonkeyPatch, raising: set[str], waits: bool
 ) -> None:
-    from phasegraph.nodes import run_task
-
-    run = run_task._run_with_timeout
-
-    def breaks(tool, task, *args):  # type: ignore[no-untyped-def]
-        if task["id"] in raising:  # e.g. the journal's database failing under the call
-            raise RuntimeError(f"journal unavailable for {task['id']}")
-        return run(tool, task, *args)
-
-    monkeypatch.setattr(run_task, "_run_with_timeout", breaks)
+    break_tasks(monkeypatch, raising)
     plan = round_plan(("t0", "echo", {"text": "a"}), ("t1", "echo", {"text": "b"}))
     if waits:
         plan["tasks"].append({"id": "t2", "tool": "echo", "arguments": {"text": "c"}})
@@ -267,16 +275,8 @@ def test_a_task_whose_node_raises_ends_the_run_in_one_summary(
 def test_a_thread_a_task_error_ended_goes_on_when_given_more_steps(
     tools, tool_log, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from phasegraph.nodes import run_task
-
-    run, raising = run_task._run_with_timeout, {"t1"}
-
-    def breaks(tool, task, *args):  # type: ignore[no-untyped-def]
-        if task["id"] in raising:
-            raise RuntimeError("journal unavailable")
-        return run(tool, task, *args)
-
-    monkeypatch.setattr(run_task, "_run_with_timeout", breaks)
+    raising = {"t1"}
+    break_tasks(monkeypatch, raising)
     plan = round_plan(("t0", "echo", {"text": "a"}), ("t1", "echo", {"text": "b"}))
     again = round_plan(("t5", "echo", {"text": "z"}))
     model = ScriptedChatModel(script=make_script(plan_tool_call=[plan, again]))
@@ -612,15 +612,8 @@ def test_a_thread_a_task_error_stopped_resumes_without_counting_its_wave_twice(
     tools, tool_log, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from phasegraph import resume
-    from phasegraph.nodes import run_task
 
-    run, broken = run_task._run_with_timeout, {"t1"}
-
-    def breaks(tool, task, *args):  # type: ignore[no-untyped-def]
-        if task["id"] in broken:
-            raise RuntimeError("journal unavailable")
-        return run(tool, task, *args)
-
+    broken = {"t1"}
     plan = round_plan(("t0", "echo", {"text": "a"}), ("t1", "echo", {"text": "b"}))
     script = make_script(phase_planner=[phases("p1")], plan_tool_call=[plan])
 
@@ -636,7 +629,7 @@ def test_a_thread_a_task_error_stopped_resumes_without_counting_its_wave_twice(
             out = resume(graph, config)
         return out
 
-    monkeypatch.setattr(run_task, "_run_with_timeout", breaks)
+    break_tasks(monkeypatch, broken)
     stopped = one_run("stopped", resumed=True)
     plain = one_run("plain", resumed=False)
     assert stopped["status"] == plain["status"] == "completed"
