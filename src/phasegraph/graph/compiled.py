@@ -29,7 +29,6 @@ from phasegraph.graph.indexing import record_thread, state_values
 from phasegraph.graph.pause import (
     asker,
     asks_quietly,
-    paused_quietly,
     with_question,
     with_review_question,
 )
@@ -111,26 +110,6 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         if as_node == "human_review":
             as_node = asker(await super().aget_state(config)) or as_node
         return await super().aupdate_state(config, values, as_node=as_node, task_id=task_id)
-
-    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
-        """LangGraph's invoke; a run that paused for review says so in ``__interrupt__``."""
-        out = super().invoke(input, config, **kwargs)
-        return self._with_pause(out, config)
-
-    async def ainvoke(
-        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
-    ) -> Any:
-        """`invoke` for async callers."""
-        out = await super().ainvoke(input, config, **kwargs)
-        if paused_quietly(out) and config:
-            snapshot = await self.aget_state(config)
-            return {**out, "__interrupt__": list(snapshot.interrupts)}
-        return out
-
-    def _with_pause(self, out: Any, config: RunnableConfig | None) -> Any:
-        if paused_quietly(out) and config:
-            return {**out, "__interrupt__": list(self.get_state(config).interrupts)}
-        return out
 
     def run_context(self, context: Any, config: RunnableConfig | None) -> Context:
         """A run's settings: its context, with those the older way (``configurable``) under it.

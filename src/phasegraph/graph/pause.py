@@ -1,9 +1,9 @@
 """The review pause as LangGraph's users look for it (SPEC section 6).
 
 The graph pauses before ``human_review`` (a static breakpoint), which LangGraph reports with no
-question: ``interrupts`` empty, no ``__interrupt__`` in invoke's output, an empty one in a
-stream's. These put the pending review's question there, so that ``Command(resume=answer)``
-answers what the person sees.
+question: ``interrupts`` empty, an empty ``__interrupt__`` in a stream (and so none in invoke's
+output, which LangGraph reads from the stream). These put the pending review's question there,
+so that ``Command(resume=answer)`` answers what the person sees.
 """
 
 from __future__ import annotations
@@ -13,15 +13,6 @@ from typing import Any
 from langgraph.types import Interrupt, StateSnapshot
 
 from phasegraph.nodes.human_review import QUESTION_ID_PREFIX, review_question
-
-
-def paused_quietly(out: Any) -> bool:
-    """Whether a run's output says it waits for a review but carries no ``__interrupt__``."""
-    return (
-        isinstance(out, dict)
-        and out.get("status") == "awaiting_review"
-        and "__interrupt__" not in out
-    )
 
 
 def with_review_question(snapshot: StateSnapshot) -> StateSnapshot:
