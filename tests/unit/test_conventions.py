@@ -234,6 +234,13 @@ def test_an_async_streamed_pause_carries_its_question(tmp_path: Path) -> None:
 
     assert asyncio.run(pause())[-1]["__interrupt__"][0].value["kind"] == "plan_review"
 
+    async def invoked() -> Any:
+        config = {"configurable": {"thread_id": "ainvoked"}}
+        context = Context(workspace=str(tmp_path), review="plan")
+        return await graph_for().ainvoke({"request": "write out.txt"}, config, context=context)
+
+    assert asyncio.run(invoked())["__interrupt__"][0].value["kind"] == "plan_review"
+
 
 def test_an_answer_to_an_unknown_thread_is_refused_and_writes_nothing(tmp_path: Path) -> None:
     """Sent to a mistyped id, LangGraph alone would start an empty run there and fail it."""
