@@ -181,9 +181,10 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         kept = isinstance(self.checkpointer, BaseCheckpointSaver) or (
             self.checkpointer is not False and configurable.get(CONFIG_KEY_CHECKPOINTER)
         )
-        if not kept and Context.coerce(context).review != "none":
+        review = Context.coerce(context).review
+        if not kept and review != "none":
             raise ConfigurationError(
-                f"review={Context.coerce(context).review!r} pauses the run for a person, and a "
+                f"review={review!r} pauses the run for a person, and a "
                 "paused run needs a checkpointer to be resumed: build_graph(checkpointer=...), "
                 "or review='none'"
             )
