@@ -291,3 +291,19 @@ def test_an_empty_command_is_refused_saying_what_an_answer_is(tmp_path: Path) ->
     with pytest.raises(ValueError, match=r"Command\(resume=answer\)"):
         graph.invoke(Command(resume=None), config, context=context)
     assert graph.get_state(config).next == ("human_review",)
+
+
+def test_a_served_workspace_is_judged_where_it_leads_not_where_it_is_named(
+    tmp_path: Path,
+) -> None:
+    """A link under the threads' folder to a folder outside it, or a path climbing out."""
+    from phasegraph.graph.served import within_operator
+
+    threads = tmp_path / "threads"
+    threads.mkdir()
+    (threads / "link").symlink_to(tmp_path)
+    operator = Context(workspace="")
+    for asked in (threads / "link", threads / ".." / "elsewhere"):
+        with pytest.raises(ConfigurationError, match=r"\['workspace'\]"):
+            within_operator(Context(workspace=str(asked)), operator, str(threads))
+    within_operator(Context(workspace=str(threads / "own")), operator, str(threads))
