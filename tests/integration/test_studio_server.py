@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -61,6 +62,8 @@ def server(tmp_path: Path) -> Iterator[str]:
         name: str(REPO / path.removeprefix("./")) for name, path in spec["graphs"].items()
     }
     config.write_text(json.dumps(spec))
+    # a model file a run may name on a server lies in the server's folder
+    shutil.copy(SCRIPT, tmp_path / SCRIPT.name)
     port = _free_port()
     log = (tmp_path / "server.log").open("w")
     proc = subprocess.Popen(
@@ -130,7 +133,7 @@ def test_studio_server_pauses_for_review_and_resumes(server: str, tmp_path: Path
         schemas["output_schema"]["properties"]
     )
 
-    context = {"model": f"scripted:{SCRIPT}", "review": "plan", "workspace": str(workspace)}
+    context = {"model": f"scripted:{SCRIPT.name}", "review": "plan", "workspace": str(workspace)}
     thread = client.threads.create()["thread_id"]
     paused = client.runs.wait(
         thread, assistant, input={"request": "List the files"}, context=context
@@ -160,8 +163,12 @@ def test_studio_server_resumes_with_a_command_and_gives_a_run_its_own_folder(
     client = get_sync_client(url=server)
     assistant = assistant_of(client)
     before = sorted(p.name for p in tmp_path.iterdir())  # the server's own folder
-    context = {"model": f"scripted:{SCRIPT}", "review": "plan"}  # no workspace
+    context = {"model": f"scripted:{SCRIPT.name}", "review": "plan"}  # no workspace
     thread = client.threads.create()["thread_id"]
+    # a file elsewhere on the server's disk is not a client's to name as its model
+    with pytest.raises(Exception, match=r"\['model'\] go beyond"):
+        client.runs.wait(thread, assistant, input={"request": "List the files"},
+                         context={**context, "model": f"scripted:{SCRIPT}"})  # fmt: skip
     paused = client.runs.wait(
         thread, assistant, input={"request": "List the files"}, context=context
     )

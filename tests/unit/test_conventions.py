@@ -124,13 +124,16 @@ def test_a_server_run_with_no_workspace_gets_a_folder_of_its_own(
         ({"mcp_servers": {"x": {"transport": "stdio", "command": "sh"}}}, "mcp_servers"),
         ({"allowed_commands": ["ls", "curl"]}, "allowed_commands"),
         ({"command_sandbox": "checks"}, "command_sandbox"),
+        ({"model": "scripted:/dev/zero"}, "model"),
+        ({"model": "local:/etc/passwd"}, "model"),
     ],
 )
 def test_a_served_run_cannot_widen_the_operators_settings(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, asked: dict[str, Any], refused: str
 ) -> None:
     """A client of a server names where the operator's key goes, what runs, where tools write."""
-    for name in ("WORKSPACE", "BASE_URL", "MCP_SERVERS", "ALLOWED_COMMANDS", "COMMAND_SANDBOX"):
+    for name in ("WORKSPACE", "BASE_URL", "MCP_SERVERS", "ALLOWED_COMMANDS", "COMMAND_SANDBOX",
+                 "MODEL"):  # fmt: skip
         monkeypatch.delenv(f"PHASEGRAPH_{name}", raising=False)
     monkeypatch.chdir(tmp_path)
     graph = graph_for(thread_workspaces=str(tmp_path / "threads"))
@@ -152,6 +155,26 @@ def test_a_served_run_may_narrow_the_operators_settings(
     out = graph.invoke({"request": "write out.txt"}, {"configurable": {"thread_id": "n"}},
                        context=narrower)  # fmt: skip
     assert out["status"] == "completed" and (operator / "out.txt").read_text() == "hello"
+
+
+def test_a_served_run_reads_a_model_file_only_from_the_servers_folder_or_the_operator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from phasegraph.graph.served import within_operator
+
+    served, elsewhere = tmp_path / "served", tmp_path / "elsewhere"
+    for folder in (served, elsewhere):
+        folder.mkdir()
+        (folder / "script.json").write_text("{}")
+    monkeypatch.chdir(served)
+    threads = str(tmp_path / "threads")
+    operator = Context(model=f"scripted:{elsewhere / 'script.json'}")
+    for fine in ("scripted:script.json", operator.model, "gpt-4o", "local:qwen2.5-coder-0.5b"):
+        within_operator(Context(model=fine), operator, threads)
+    for far in (f"scripted:{elsewhere}/../elsewhere/x.json", "scripted:../elsewhere/script.json",
+                f"local:{elsewhere / 'script.json'}", "scripted:."):  # fmt: skip
+        with pytest.raises(ConfigurationError, match=r"\['model'\]"):
+            within_operator(Context(model=far), Context(), threads)
 
 
 def test_a_server_thread_resumed_with_a_context_object_stays_in_its_folder(

@@ -19,6 +19,7 @@ from typing import Any
 
 from phasegraph.context import Context
 from phasegraph.errors import ConfigurationError
+from phasegraph.models.selection import model_file
 
 
 def within_operator(run: Context, operator: Context, workspaces: str) -> None:
@@ -30,7 +31,9 @@ def within_operator(run: Context, operator: Context, workspaces: str) -> None:
     - ``allowed_commands``: programs the operator allows, or fewer;
     - ``command_sandbox``: the operator's, or ``os`` (the stronger);
     - ``workspace``: empty (a folder of the thread's own), the operator's, or a folder under
-      ``workspaces``, the folder of the threads' own.
+      ``workspaces``, the folder of the threads' own;
+    - ``model``: any model's name; a file (a script, a GGUF file) only the operator's, or a
+      regular file under the folder the server runs in (`_served_model_file`).
     """
     refused = []
     if run.base_url != operator.base_url:
@@ -43,11 +46,18 @@ def within_operator(run: Context, operator: Context, workspaces: str) -> None:
         refused.append("command_sandbox")
     if run.workspace and not _served_folder(run.workspace, operator.workspace, workspaces):
         refused.append("workspace")
+    if not _served_model_file(run.model, operator.model):
+        refused.append("model")
     if refused:
         raise ConfigurationError(
             f"settings {refused} go beyond what this server allows: on a server they are the "
             "operator's (PHASEGRAPH_* in the server's environment); a run may keep or narrow "
             "them, not widen them"
+            + (
+                "; a model file must be the operator's or lie in the server's folder"
+                if "model" in refused
+                else ""
+            )
         )
 
 
@@ -57,6 +67,19 @@ def _served_folder(asked: str, operator: str, workspaces: str) -> bool:
     if operator and where == Path(operator).expanduser().resolve():
         return True
     return where.is_relative_to(Path(workspaces).expanduser().resolve())
+
+
+def _served_model_file(asked: str, operator: str) -> bool:
+    """Whether a run's model setting reads no file, or one the operator offers.
+
+    A file elsewhere on the server's disk is not the client's to read: a script is parsed, and
+    its errors tell what the file is; a device such as ``/dev/zero`` is read without end.
+    """
+    path = model_file(asked)
+    if path is None or asked.strip() == operator.strip():
+        return True
+    where = Path(path).expanduser().resolve()
+    return where.is_file() and where.is_relative_to(Path.cwd().resolve())
 
 
 def thread_workspace(base: str, configurable: Mapping[str, Any]) -> str:

@@ -108,13 +108,20 @@ def with_absolute_path(spec: str) -> str:
     ``local:models/m.gguf`` would name another file or none. A model's name (``gpt-4o``,
     ``local:qwen2.5-coder-0.5b``) is left as it is.
     """
+    path = model_file(spec)
+    if path is None:
+        return spec
+    prefix = SCRIPTED_PREFIX if spec.strip().startswith(SCRIPTED_PREFIX) else LOCAL_PREFIX
+    return prefix + os.path.abspath(path)
+
+
+def model_file(spec: str) -> str | None:
+    """The file a model setting names (a script, a GGUF file), or None for a model's name."""
     stripped = spec.strip()
     if stripped.startswith(SCRIPTED_PREFIX):
-        return SCRIPTED_PREFIX + os.path.abspath(stripped[len(SCRIPTED_PREFIX) :])
+        return stripped[len(SCRIPTED_PREFIX) :]
     path = _local_path(stripped)
-    if path and _names_a_file(path):
-        return LOCAL_PREFIX + os.path.abspath(path)
-    return spec
+    return path if path and _names_a_file(path) else None
 
 
 def _names_a_file(path: str) -> bool:
