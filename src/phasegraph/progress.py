@@ -12,6 +12,7 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 ProgressEvent = Literal[
+    "stage_started",
     "analysed",
     "phases_planned",
     "phase_started",

@@ -8,6 +8,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.tools import tool
@@ -22,6 +23,11 @@ from phasegraph.storage.lease import TableLeaseStore
 from scripts import final_state, judgement, make_script, phases, round_plan
 
 
+def named(chunk: dict[str, Any]) -> str:
+    """An event's name, with the stage a ``stage_started`` announces."""
+    return f"{chunk['event']}:{chunk['stage']}" if "stage" in chunk else chunk["event"]
+
+
 def test_progress_events_in_order(tools) -> None:
     script = make_script(
         phase_planner=[phases("p1", rounds=2)],
@@ -33,12 +39,19 @@ def test_progress_events_in_order(tools) -> None:
     )
     config = {"configurable": {"thread_id": "e"}}
     events = [
-        chunk["event"]
+        named(chunk)
         for chunk in graph.stream(
             {"request": "go"}, config, context=Context(review="plan"), stream_mode="custom"
         )
     ]
-    assert events == ["analysed", "phases_planned", "awaiting_review"]
+    # each stage that waits on the model says so first, so that a person knows what for
+    assert events == [
+        "stage_started:analyse",
+        "analysed",
+        "stage_started:phase_plan",
+        "phases_planned",
+        "awaiting_review",
+    ]
     events = [
         chunk
         for mode, chunk in graph.stream(
@@ -52,7 +65,7 @@ def test_progress_events_in_order(tools) -> None:
     from langgraph.types import Command
 
     events = [
-        chunk["event"]
+        named(chunk)
         for chunk in graph.stream(
             Command(update={"human_feedback": {"action": "approve"}}),
             config,
@@ -62,18 +75,24 @@ def test_progress_events_in_order(tools) -> None:
     ]
     assert events == [
         "review_answered",
+        "stage_started:plan",
         "phase_started",
         "round_planned",
         "task_started",
         "task_finished",
+        "stage_started:judge",
         "judged",
+        "stage_started:replan",
         "replanned",
+        "stage_started:plan",
         "phase_started",
         "round_planned",
         "task_started",
         "task_finished",
+        "stage_started:judge",
         "judged",
         "phase_ended",
+        "stage_started:summarize",
         "summary_ready",
     ]
 
@@ -296,3 +315,28 @@ def test_a_run_whose_lease_was_taken_over_stops_before_advancing_the_thread(
         assert conn.execute("SELECT owner FROM phasegraph_leases").fetchall() == [
             ("another-machine",)
         ]
+
+
+def test_a_terminal_shows_what_a_stage_waits_for_and_a_log_does_not() -> None:
+    import io
+    import re
+
+    from rich.console import Console
+
+    from phasegraph.cli.render import progress_printer
+
+    events = [
+        {"event": "stage_started", "stage": "plan"},
+        {"event": "round_planned", "phase_id": "p1", "round": 1, "tasks": 2},
+    ]
+    for terminal in (True, False):
+        sink = io.StringIO()
+        err = Console(file=sink, force_terminal=terminal, width=60)
+        with progress_printer(err) as show:
+            show(events[0])
+            time.sleep(0.6)  # the waiting line refreshes twice a second
+            show(events[1])
+        text = sink.getvalue()
+        assert bool(re.search(r"planning a round\.\.\. \d+ s", text)) is terminal, text
+        assert "round 1: 2 task(s) planned" in text
+        assert "stage_started" not in text

@@ -55,7 +55,6 @@ def cmd_chat(session: Session, out: Console) -> int:
         context = session.context()
         announce_model(session, context)
         thread_id: str | None = None
-        show = progress_printer(session.err)
         while True:
             pending = _pending(graph, thread_id)
             try:
@@ -70,13 +69,14 @@ def cmd_chat(session: Session, out: Console) -> int:
                 continue
             try:
                 if pending is not None and thread_id is not None:
-                    values = resume(
-                        graph,
-                        thread_config(thread_id),
-                        parse_chat_answer(line, pending.get("kind", "")),
-                        context=context,
-                        on_progress=show,
-                    )
+                    with progress_printer(session.err) as show:
+                        values = resume(
+                            graph,
+                            thread_config(thread_id),
+                            parse_chat_answer(line, pending.get("kind", "")),
+                            context=context,
+                            on_progress=show,
+                        )
                 else:
                     thread_id = new_thread_id("chat")
                     values = run_request(session, graph, thread_id, line, context)

@@ -124,13 +124,13 @@ def run_request(
     checks: list[str] | None = None,
 ) -> dict[str, Any]:
     """Run a request on a new thread, progress on stderr; returns the state it stopped in."""
-    show = progress_printer(session.err)
     start: dict[str, Any] = {"request": request}
     if checks:
         start["checks"] = list(checks)
     config = thread_config(thread_id)
-    for event in graph.stream(start, config, context=context, stream_mode="custom"):
-        show(event)
+    with progress_printer(session.err) as show:
+        for event in graph.stream(start, config, context=context, stream_mode="custom"):
+            show(event)
     return session.values(graph, thread_id)
 
 
@@ -202,13 +202,10 @@ def cmd_resume(session: Session, out: Console) -> int:
         row = session.index().get(thread_id)
         context = session.context(thread_model=row.model if row else "")
         announce_model(session, context)
-        values = resume(
-            graph,
-            thread_config(thread_id),
-            feedback,
-            context=context,
-            on_progress=progress_printer(session.err),
-        )
+        with progress_printer(session.err) as show:
+            values = resume(
+                graph, thread_config(thread_id), feedback, context=context, on_progress=show
+            )
     return _finish(session, thread_id, values, out)
 
 

@@ -5,13 +5,17 @@ Markdown is rendered on a terminal and written as it is when piped, for the next
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from rich.console import Console
+from rich.live import Live
 from rich.markdown import Markdown
+from rich.text import Text
 
 from phasegraph.errors import redact
 
@@ -57,13 +61,51 @@ def describe_event(event: Mapping[str, Any]) -> str:
     return f"{name} {details}".strip()
 
 
-def progress_printer(err: Console) -> Callable[[dict[str, Any]], None]:
-    """A progress callback that prints each event as one line on ``err``."""
+#: What a stage that waits on the model is doing, as a person watching it is told.
+STAGE_WORK = {
+    "analyse": "reading the request",
+    "phase_plan": "planning the phases",
+    "plan": "planning a round",
+    "judge": "judging the round",
+    "replan": "replanning",
+    "summarize": "writing the summary",
+}
+
+
+class _Waiting:
+    """The line a terminal shows while a stage waits on the model: what, and for how long."""
+
+    def __init__(self, stage: str) -> None:
+        self.work = STAGE_WORK.get(stage, stage)
+        self.started = time.monotonic()
+
+    def __rich__(self) -> Text:
+        return Text(f"  {self.work}... {time.monotonic() - self.started:.0f} s", style="dim")
+
+
+@contextlib.contextmanager
+def progress_printer(err: Console) -> Iterator[Callable[[dict[str, Any]], None]]:
+    """A progress callback that prints each event as one line on ``err``, for the block.
+
+    On a terminal, a stage that waits on the model (``stage_started``) shows what it is doing
+    and its seconds so far, on a line the next event replaces; elsewhere (a log, a pipe) that
+    event prints nothing, so the lines stay the events that say what happened.
+    """
+    live = Live(console=err, transient=True, refresh_per_second=2, auto_refresh=True)
 
     def show(event: dict[str, Any]) -> None:
+        if event.get("event") == "stage_started":
+            if err.is_terminal:
+                live.update(_Waiting(str(event.get("stage"))), refresh=True)
+                live.start()
+            return
+        live.stop()
         err.print(redact(describe_event(event)), markup=False, highlight=False)
 
-    return show
+    try:
+        yield show
+    finally:
+        live.stop()
 
 
 def phase_line(phase: Mapping[str, Any]) -> str:

@@ -41,19 +41,25 @@ from phasegraph.nodes import (
     summarize,
 )
 from phasegraph.nodes.deps import Deps
+from phasegraph.progress import emit
 from phasegraph.state import InputState, OutputState, State, TaskInput
 from phasegraph.tools.builtin import Toolbox
 
 NodeFn = Callable[[Any, Runtime[Context], Deps], Any]
 
 
-def _bind(fn: NodeFn, deps: Deps) -> Callable[..., Any]:
+def _bind(fn: NodeFn, deps: Deps, *, announced: bool = False) -> Callable[..., Any]:
     """A node LangGraph can call (state, runtime) with the graph's dependencies bound.
 
-    Its update keeps only the writes that change the state (`updates.changes_only`).
+    Its update keeps only the writes that change the state (`updates.changes_only`). An
+    ``announced`` stage (one that waits on the model) first sends ``stage_started``, so that
+    a person watching knows what the wait is for (SPEC section 9).
     """
+    stage = fn.__name__
 
     def node(state: State, *, runtime: Runtime[Context]) -> Any:
+        if announced:
+            emit(runtime, "stage_started", stage=stage)
         return changes_only(state, fn(state, runtime, deps))
 
     node.__name__ = fn.__name__
@@ -112,9 +118,9 @@ def _wired(deps: Deps) -> StateGraph[State, Context, InputState, OutputState]:
     )
     # LangGraph injects the NodeError by the parameter's type; its typing has no such protocol.
     builder.set_node_defaults(error_handler=cast(Any, on_node_error))
-    builder.add_node("analyse", _bind(analyse.analyse, deps))
-    builder.add_node("phase_plan", _bind(phase_plan.phase_plan, deps))
-    builder.add_node("plan", _bind(plan.plan, deps))
+    builder.add_node("analyse", _bind(analyse.analyse, deps, announced=True))
+    builder.add_node("phase_plan", _bind(phase_plan.phase_plan, deps, announced=True))
+    builder.add_node("plan", _bind(plan.plan, deps, announced=True))
     builder.add_node("execute", _bind(execute.execute, deps))
     # run_task goes on by a Command (see routing.route_after_run_task), to one of these
     builder.add_node(
@@ -123,10 +129,10 @@ def _wired(deps: Deps) -> StateGraph[State, Context, InputState, OutputState]:
         input_schema=TaskInput,
         destinations={"execute": "next wave", "judge": "last wave done"},
     )
-    builder.add_node("judge", _bind(judge.judge, deps))
-    builder.add_node("replan", _bind(replan.replan, deps))
+    builder.add_node("judge", _bind(judge.judge, deps, announced=True))
+    builder.add_node("replan", _bind(replan.replan, deps, announced=True))
     builder.add_node("human_review", _bind(_human_review, deps))
-    builder.add_node("summarize", _bind(summarize.summarize, deps))
+    builder.add_node("summarize", _bind(summarize.summarize, deps, announced=True))
     builder.add_edge(START, "analyse")
     for node, route in (
         ("analyse", routing.route_after_analyse),
