@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import LLMResult
+from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
+from langchain_core.tools import tool as as_tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
 
 from phasegraph import Context, ScriptedChatModel, build_graph
 from phasegraph.nodes.prompt_render import tokens
+from phasegraph.tools import run_tool
 
 from scripts import (
     ANALYSIS,
@@ -634,3 +638,70 @@ def test_a_thread_a_task_error_stopped_resumes_without_counting_its_wave_twice(
     plain = one_run("plain", resumed=False)
     assert stopped["status"] == plain["status"] == "completed"
     assert stopped["step_count"] == plain["step_count"]
+
+
+def test_a_tool_is_called_as_toolnode_calls_one_and_its_own_error_status_fails_the_task() -> None:
+    """A tool that handles its errors (MCP tools do) answers with an error status: failed."""
+    def refuse(key: str) -> str:
+        raise ToolException(f"store unavailable for {key}")
+
+    handled = StructuredTool.from_function(
+        refuse, name="lookup", description="Look a key up.", handle_tool_error=True
+    )
+    assert run_tool(handled, {"key": "alpha"}, 500) == (False, "store unavailable for alpha")
+
+    @as_tool
+    def with_id(text: str, call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Echo with the call's id."""
+        return f"{text} ({call_id})"
+
+    ok, out = run_tool(with_id, {"text": "hi"}, 500)
+    assert ok and out.startswith("hi (call_")
+
+    @as_tool
+    def as_dict(text: str) -> dict[str, Any]:
+        """A dict back."""
+        return {"text": text, "ok": True, "n": None}
+
+    assert run_tool(as_dict, {"text": "hi"}, 500) == (True, '{"text": "hi", "ok": true, "n": null}')
+
+    class AsyncOnly(BaseTool):
+        name: str = "async_only"
+        description: str = "Written for async code."
+
+        def _run(self, text: str) -> str:
+            raise NotImplementedError("use the async version")
+
+        async def _arun(self, text: str) -> str:
+            return f"async says {text}"
+
+    assert run_tool(AsyncOnly(), {"text": "hi"}, 500) == (True, "async says hi")
+
+    @as_tool
+    def steer(text: str) -> Command[Any]:
+        """Try to steer the run."""
+        return Command(goto="summarize")
+
+    ok, out = run_tool(steer, {"text": "x"}, 500)
+    assert not ok and "cannot do" in out
+
+
+def test_a_run_whose_only_tool_reports_its_own_error_is_not_completed() -> None:
+    def refuse(key: str) -> str:
+        raise ToolException(f"store unavailable for {key}")
+
+    lookup = StructuredTool.from_function(
+        refuse, name="lookup", description="Look a key up.", handle_tool_error=True
+    )
+    script = make_script(
+        phase_planner=[phases("p1")],
+        plan_tool_call=[round_plan(("t1", "lookup", {"key": "alpha"}))],
+    )
+    graph = build_graph(
+        model=ScriptedChatModel(script=script), tools=[lookup], checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": "own-error"}}
+    out = graph.invoke({"request": "look alpha up"}, config, context=Context(max_steps=12))
+    assert out["status"] != "completed"
+    rounds = graph.get_state(config).values["rounds"]
+    assert [r["status"] for r in rounds[0]["results"]] == ["failed"]

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
+from langchain_core.messages import ToolCall, ToolMessage
+from langchain_core.messages.tool import tool_call
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.errors import GraphBubbleUp
+from langgraph.types import Command
 
 from phasegraph.errors import ConfigurationError, redact
 from phasegraph.tools.mcp import run_coroutine
@@ -107,21 +111,41 @@ def run_tool(
 ) -> tuple[bool, str]:
     """Call a tool; returns (ok, output). Errors become text for the judge, never exceptions.
 
-    ``config`` is the calling node's, as LangGraph's ToolNode gives it: the run's callbacks see
-    the call, and the tool can reach the run (``get_config``, ``get_stream_writer``). A tool
-    cannot pause or steer the run (``interrupt()``, a ``Command`` to the graph): a task is not
-    the place a person is asked (SPEC section 6), and the call fails saying so.
+    The tool is called as LangGraph's ToolNode calls one: with a tool call (so a tool that
+    takes its ``InjectedToolCallId`` gets one) and the calling node's ``config`` (the run's
+    callbacks see the call; ``get_config`` and ``get_stream_writer`` reach the run). A call
+    fails when the tool raises, and when the tool reports the failure itself: a tool that
+    handles its own errors (``handle_tool_error``, as MCP tools do) answers with an error
+    status, and its text is the output. A tool cannot pause or steer the run
+    (``interrupt()``, a ``Command``): a task is not the place a person is asked (SPEC section
+    6), and the call fails saying so.
     """
+    call = tool_call(name=tool.name, args=dict(arguments), id=f"call_{uuid.uuid4().hex[:16]}")
     try:
-        if _is_async_only(tool):
-            output = run_coroutine(tool.ainvoke(dict(arguments), config))
-        else:
-            output = tool.invoke(dict(arguments), config)
+        output = _invoke(tool, call, config)
     except GraphBubbleUp:
         return False, NO_PAUSE_IN_TOOLS
     except (Exception, SystemExit) as exc:  # sys.exit() in a tool ends the call, not the run
         return False, truncate(redact(f"{type(exc).__name__}: {exc}"), max_chars)
-    return True, truncate_output(redact(as_text(output)), max_chars)
+    if isinstance(output, Command):
+        return False, NO_PAUSE_IN_TOOLS
+    ok = True
+    if isinstance(output, ToolMessage):
+        ok, output = output.status != "error", output.content
+    return ok, truncate_output(redact(as_text(output)), max_chars)
+
+
+def _invoke(tool: BaseTool, call: ToolCall, config: RunnableConfig | None) -> Any:
+    """The tool's answer to ``call``, from its async implementation where it has only that."""
+    if _is_async_only(tool):
+        return run_coroutine(tool.ainvoke(call, config))
+    try:
+        return tool.invoke(call, config)
+    except NotImplementedError:
+        # a BaseTool subclass written for async code implements _arun and leaves _run raising
+        if type(tool)._arun is BaseTool._arun:
+            raise
+        return run_coroutine(tool.ainvoke(call, config))
 
 
 NO_PAUSE_IN_TOOLS = (
