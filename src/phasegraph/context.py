@@ -171,8 +171,10 @@ class Context:
             "TOOL_RULES", DEFAULT_TOOL_RULES, lambda s: validate_rules(json.loads(s))
         ),
         metadata={
-            "description": "Tools allowed and forbidden by task type, e.g. "
-            '{"research": {"forbidden": ["write_file"]}}; a phase may narrow them further.'
+            "description": "Tools allowed and forbidden by task type, by name or by kind "
+            "(@writes: tools that declare a file they write; @runs: tools that run programs), "
+            'e.g. {"research": {"forbidden": ["@writes", "@runs"]}}; a phase may narrow '
+            "them further."
         },
     )
     allowed_commands: list[str] = field(

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import BaseMessage
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import BaseTool, StructuredTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
@@ -56,6 +56,7 @@ def sleepy_tools(log: list[str]) -> list[BaseTool]:
         """Read a file (a test stand-in)."""
         return f"contents of {path}"
 
+    write_file.metadata = {"writes": "path"}  # the tool rules read what a tool declares
     return [nap, write_file, read_file]
 
 
@@ -103,6 +104,7 @@ def test_a_read_planned_twice_in_a_round_runs_once() -> None:
     log: list[str] = []
     nap, write_file, _ = sleepy_tools(log)
     nap.metadata = {"read_only": True, "idempotent": True}
+    write_file.metadata = {}  # declaring nothing, it runs beside the reads
     same = {"seconds": 0.01, "label": "a"}
     plan = round_plan(
         ("t0", "nap", same),
@@ -857,3 +859,40 @@ def test_a_tool_that_exits_fails_with_its_exit_not_a_timeout() -> None:
     results = [r for record in out["rounds"] for r in record["results"]]
     assert results and all(r["output"] == "SystemExit: 3" for r in results)
     assert all(r["status"] == "failed" for r in results) and out["status"] != "completed"
+
+
+def test_the_default_rules_read_what_a_callers_tools_declare_not_their_names() -> None:
+    """Research may not write or run programs, with any tool that declares it does."""
+    log: list[str] = []
+
+    def save(path: str, text: str) -> str:
+        log.append(f"save {path}")
+        return "saved"
+
+    def shell(argv: list[str]) -> str:
+        log.append(f"shell {argv}")
+        return "ran"
+
+    def lookup(key: str) -> str:
+        log.append(f"lookup {key}")
+        return "found"
+
+    tools = [
+        StructuredTool.from_function(save, description="Save.", metadata={"writes": "path"}),
+        StructuredTool.from_function(shell, description="Run.", metadata={"runs": "argv"}),
+        StructuredTool.from_function(lookup, description="Look up.", metadata={"read_only": True}),
+    ]
+    research = dict(ANALYSIS, task_type="research")
+    tasks = round_plan(
+        ("w", "save", {"path": "notes.md", "text": "x"}),
+        ("r", "shell", {"argv": ["ls"]}),
+        ("l", "lookup", {"key": "k"}),
+    )
+    script = make_script(
+        request_analyser=[research], phase_planner=[phases("p1")], plan_tool_call=[tasks]
+    )
+    out, *_ = run_graph(script, tools)
+    assert set(log) == {"lookup k"}  # each round's plan: the lookup ran, the others never
+    assert {v["tool"] for v in out["tool_violations"]} == {"save", "shell"}
+    with pytest.raises(ValueError, match=r"unknown kinds \['@deletes'\]"):
+        Context(tool_rules={"research": {"forbidden": ["@deletes"]}})

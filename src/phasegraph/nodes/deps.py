@@ -15,14 +15,14 @@ from langgraph.runtime import Runtime
 from phasegraph.context import Context
 from phasegraph.errors import redact
 from phasegraph.facts.request import commands_named
-from phasegraph.facts.tools import read_only, runs_programs, writes_needed
+from phasegraph.facts.tools import read_only, runs_programs, writes_files, writes_needed
 from phasegraph.guards import Guard, default_guards
 from phasegraph.models import model_from_context
 from phasegraph.state import RunError, State, TaskOutcome, TaskResult
 from phasegraph.state.reading import is_last_phase
 from phasegraph.storage.journal import ToolJournal, journal_for
 from phasegraph.tools.builtin import Toolbox, WorkspaceSettings
-from phasegraph.tools.constraints import DEFAULT_TOOL_RULES, allowed_tools
+from phasegraph.tools.constraints import DEFAULT_TOOL_RULES, allowed_tools, resolved_rules
 
 
 @dataclass
@@ -152,11 +152,15 @@ def phase_allowed_tools(
     # a last phase narrowed to reading can only end the run with its files unchanged
     # (docs/traces.md, nodes.deps.phase_allowed_tools).
     last = is_last_phase(state, phase)
+    kinds = {
+        "writes": {name for name, tool in tools.items() if writes_files(tool)},
+        "runs": {name for name, tool in tools.items() if runs_programs(tool)},
+    }
     return allowed_tools(
         tools,
         task_type,
         phase.get("allowed_tools") or [],
-        context.tool_rules,
+        resolved_rules(context.tool_rules, kinds),
         always=read_only(tools) | runners | (needed if last else set()),
         needed=needed,
     )

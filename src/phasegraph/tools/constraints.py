@@ -4,6 +4,9 @@ Rules map a task type (the ``task_type`` of the structured request) to the tools
 (``allowed``; absent means every tool) and those it may not (``forbidden``). A phase's own
 ``allowed_tools`` narrows the result further. The defaults keep read-only work read-only.
 Rules are a setting (``Context.tool_rules``) and replace the defaults for the types they name.
+A rule names tools, or kinds of tool by what tools declare of themselves (`KINDS`): ``@writes``
+stands for every tool that declares a file it writes, ``@runs`` for every one that runs
+programs, so the defaults hold for a caller's tools as for the built-in ones.
 """
 
 from __future__ import annotations
@@ -12,13 +15,33 @@ from collections.abc import Iterable, Mapping, Sequence, Set
 
 ToolRules = Mapping[str, Mapping[str, Sequence[str]]]
 
-_WRITES = ["write_file", "edit_file"]
+#: The kinds a rule may name, as ``@kind``: tools that declare ``writes`` (a file they write)
+#: and tools that declare ``runs`` (the argv they run). No tool's name starts with ``@``.
+KINDS = ("writes", "runs")
 
 DEFAULT_TOOL_RULES: dict[str, dict[str, list[str]]] = {
-    "research": {"forbidden": [*_WRITES, "run_command"]},
-    "analysis": {"forbidden": [*_WRITES]},
-    "writing": {"forbidden": ["run_command"]},
+    "research": {"forbidden": ["@writes", "@runs"]},
+    "analysis": {"forbidden": ["@writes"]},
+    "writing": {"forbidden": ["@runs"]},
 }
+
+
+def resolved_rules(rules: ToolRules, kinds: Mapping[str, Set[str]]) -> ToolRules:
+    """``rules`` with each ``@kind`` replaced by the names of the tools of that kind.
+
+    ``kinds`` maps each of `KINDS` to the tools that declare it (`facts.tools`).
+    """
+
+    def names_of(listed: Sequence[str]) -> list[str]:
+        out: list[str] = []
+        for name in listed:
+            out += sorted(kinds.get(name[1:], ())) if name.startswith("@") else [name]
+        return out
+
+    return {
+        task_type: {key: names_of(listed) for key, listed in rule.items()}
+        for task_type, rule in rules.items()
+    }
 
 
 def validate_rules(rules: object) -> dict[str, dict[str, list[str]]]:
@@ -33,6 +56,12 @@ def validate_rules(rules: object) -> dict[str, dict[str, list[str]]]:
         for key, names in rule.items():
             if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
                 raise ValueError(f"tool_rules[{task_type!r}][{key!r}] must be a list of names")
+            unknown = [n for n in names if n.startswith("@") and n[1:] not in KINDS]
+            if unknown:
+                raise ValueError(
+                    f"tool_rules[{task_type!r}][{key!r}] names unknown kinds {unknown}; "
+                    f"the kinds are {['@' + kind for kind in KINDS]}"
+                )
             entry[key] = list(names)
         checked[str(task_type)] = entry
     return checked
