@@ -354,9 +354,7 @@ def test_the_printed_resume_command_works_as_printed_from_another_folder(
     paused = cli("run", "List the files", "--thread", "far", "--review", "plan", "--model",
                  MODEL, cwd=ws)  # fmt: skip
     assert paused.returncode == 3, paused.stderr
-    printed = next(
-        line.strip() for line in paused.stdout.splitlines() if "--approve" in line
-    )
+    printed = next(line.strip() for line in paused.stdout.splitlines() if "--approve" in line)
     assert printed == f"phasegraph resume far --approve --workspace {ws}"
     elsewhere = tmp_path_factory.mktemp("elsewhere")
     done = cli(*shlex.split(printed)[1:], cwd=elsewhere)
@@ -393,3 +391,18 @@ def test_a_reader_that_stops_early_is_not_an_error(ws: Path) -> None:
         _, err = shown.communicate(timeout=120)
         assert shown.returncode == 141, err
         assert "error" not in err and "Traceback" not in err and "Exception" not in err
+
+
+def test_a_thread_resumed_from_another_folder_goes_on_in_its_own(
+    ws: Path, tmp_path_factory
+) -> None:
+    paused = cli(
+        "run", "List the files", "--thread", "t9", "--review", "plan", "--model", MODEL, cwd=ws
+    )
+    assert paused.returncode == 3, paused.stderr
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    db = str(ws / ".phasegraph" / "threads.sqlite")
+    done = cli("resume", "t9", "--approve", "--db", db, cwd=elsewhere)
+    assert done.returncode == 0, done.stderr
+    assert (ws / "files.md").read_text() == "- notes.txt\n- todo.txt\n"
+    assert list(elsewhere.iterdir()) == []

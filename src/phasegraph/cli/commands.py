@@ -198,9 +198,12 @@ def cmd_resume(session: Session, out: Console) -> int:
     thread_id = session.args.thread
     feedback = feedback_from_args(session.args)
     with session.graph(create=False) as graph:
-        session.values(graph, thread_id)
+        values = session.values(graph, thread_id)
         row = session.index().get(thread_id)
-        context = session.context(thread_model=row.model if row else "")
+        context = session.context(
+            thread_model=row.model if row else "",
+            thread_workspace=str(values.get("workspace") or ""),
+        )
         announce_model(session, context)
         with progress_printer(session.err) as show:
             values = resume(

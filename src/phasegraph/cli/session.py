@@ -73,9 +73,21 @@ class Session:
             flags += f" --db {shlex.quote(self.where)}"
         return flags
 
-    def context(self, thread_model: str = "") -> Context:
-        """The run settings: flags first, then the thread's own model, then the environment."""
-        settings: dict[str, Any] = {"workspace": str(self.workspace)}
+    def context(self, thread_model: str = "", thread_workspace: str = "") -> Context:
+        """The run settings: flags first, then the thread's own model and folder, then the rest.
+
+        A thread goes on in the folder it ran in (``thread_workspace``), wherever the command
+        is run from, unless ``--workspace`` names another (a project moved, say).
+        """
+        workspace = str(self.workspace)
+        if thread_workspace and not getattr(self.args, "workspace", None):
+            if not Path(thread_workspace).is_dir():
+                raise UsageError(
+                    f"the thread's workspace {thread_workspace!r} is not a folder any more; "
+                    "name the folder to go on in with --workspace"
+                )
+            workspace = thread_workspace
+        settings: dict[str, Any] = {"workspace": workspace}
         model = getattr(self.args, "model", None)
         if model is not None:  # recorded with the thread: the printed commands work anywhere
             model = with_absolute_path(model)
