@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
+from typing import Any
 
 
 class PhasegraphError(Exception):
@@ -68,6 +70,17 @@ def redact(text: str) -> str:
     if any(start in text for start in _KEY_STARTS):
         text = _SECRET_SHAPE.sub("***", text)
     return text
+
+
+def redact_all(value: Any) -> Any:
+    """``value`` with `redact` applied to every string in it, through dicts, lists and tuples."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        return {key: redact_all(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_all(item) for item in value]
+    return value
 
 
 # The environment as last read (CPython's bytes mapping behind os.environ) and its secret values.

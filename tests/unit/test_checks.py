@@ -118,3 +118,14 @@ def test_a_command_that_cannot_run_has_not_passed(tmp_path: Path) -> None:
     assert result["passed"] is False and "no exit within" in result["detail"]
     refused = evaluate(record(parse_check("cmd:rm x"), "c2", "caller"), space, ALLOWED)
     assert refused["passed"] is False and "not an allowed command" in refused["detail"]
+
+
+def test_what_a_check_saw_is_kept_with_secrets_masked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PHASEGRAPH_API_KEY", "ZZSECRETVALUE123")
+    (tmp_path / "todo.txt").write_text("token=ZZSECRETVALUE123\n")
+    check = record(parse_check("contains:todo.txt:nomatch"), "c1", "caller")
+    result = evaluate(check, Workspace(str(tmp_path)), ALLOWED)
+    assert result["passed"] is False and "todo.txt" in result["detail"]
+    assert "ZZSECRETVALUE123" not in result["detail"]

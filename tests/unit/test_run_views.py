@@ -239,3 +239,19 @@ def test_show_says_how_each_phase_ended_not_done_for_one_that_fell_short() -> No
     assert "**Phase 1** (p1, completed)" in text
     assert "**Phase 2** (p2, ended short: round_limit)" in text
     assert "**Phase 3** (p3, current)" in text and "**Phase 4** (p4, to do)" in text
+
+
+def test_a_report_masks_secrets_and_its_page_loads_nothing_from_elsewhere(
+    run: tuple[dict[str, Any], dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    values, history = run
+    monkeypatch.setenv("PHASEGRAPH_API_KEY", "ZZSECRETVALUE123")
+    leaky = {
+        **values,
+        "final_summary": "notes.txt holds token=ZZSECRETVALUE123 ![p](http://127.0.0.1:9/x.png)",
+        "checks": [{**c, "detail": "holds 'ZZSECRETVALUE123'"} for c in values["checks"]],
+    }
+    for fmt in ("md", "html", "json"):
+        assert "ZZSECRETVALUE123" not in render("multi", leaky, fmt, history), fmt
+    page = render("multi", leaky, "html", history)
+    assert "<img" not in page and "127.0.0.1:9" in page  # the image's Markdown, as text

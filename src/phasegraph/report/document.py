@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from phasegraph.errors import redact
+from phasegraph.errors import redact, redact_all
 from phasegraph.facts.deliverables import evidence_parts
 from phasegraph.report.html import BAD, html_page, round_seconds
 
@@ -334,8 +334,12 @@ def render(
     fmt: str,
     history: Mapping[str, Any] | None = None,
 ) -> str:
-    """The report of a thread in ``fmt``: md, html or json (``history``: see `build_report`)."""
-    report = build_report(thread_id, values, history)
+    """The report of a thread in ``fmt``: md, html or json (``history``: see `build_report`).
+
+    Secrets are masked in every part of it (`errors.redact_all`): a check's detail, a summary
+    or a judge's note may quote a file or a message that holds one.
+    """
+    report = redact_all(build_report(thread_id, values, history))
     if fmt == "json":
         return to_json(report)
     if fmt == "html":

@@ -90,7 +90,9 @@ table.tasks tr.failed td.out { color: var(--bad); }
 def html_page(report: Mapping[str, Any], sections: Mapping[str, str]) -> str:
     """The page: the Markdown sections rendered, the glance, timeline and chart in between."""
     # html=False: text from the model or a tool is escaped, never rendered as markup.
-    renderer = MarkdownIt("commonmark", {"html": False}).enable("table")
+    # no images: their Markdown comes from requests, files and models, and a page that loads
+    # one from elsewhere tells that place it was opened (the page is self-contained)
+    renderer = MarkdownIt("commonmark", {"html": False}).enable("table").disable("image")
 
     def md(*keys: str) -> str:
         return "".join(renderer.render(sections[k]) for k in keys if sections.get(k))

@@ -29,7 +29,7 @@ from typing import Any, cast
 import regex
 from pydantic import TypeAdapter, ValidationError
 
-from phasegraph.errors import CheckError
+from phasegraph.errors import CheckError, redact
 from phasegraph.state import CheckRecord, CheckSource
 from phasegraph.state.checks import Check, normalise_check
 from phasegraph.tools.commands import CommandSettings, check_argv, run_command
@@ -208,14 +208,15 @@ def record(
 
 
 def evaluate(check: CheckRecord, workspace: Workspace, commands: CommandSettings) -> CheckRecord:
-    """The check with its result and what code saw; never raises."""
+    """The check with its result and what code saw, secrets masked (`redact`); never raises."""
     try:
         passed, detail = _evaluate(check, workspace, commands)
     except WorkspaceError as exc:
         passed, detail = False, str(exc)
     except Exception as exc:  # a check that cannot run has not passed; the reason is kept
         passed, detail = False, f"{type(exc).__name__}: {exc}"
-    return {**check, "passed": passed, "detail": _short(detail, DETAIL_CHARS)}
+    # what code saw may quote a file or a command's output that holds a secret
+    return {**check, "passed": passed, "detail": _short(redact(detail), DETAIL_CHARS)}
 
 
 def _evaluate(
