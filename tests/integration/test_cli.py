@@ -406,3 +406,20 @@ def test_a_thread_resumed_from_another_folder_goes_on_in_its_own(
     assert done.returncode == 0, done.stderr
     assert (ws / "files.md").read_text() == "- notes.txt\n- todo.txt\n"
     assert list(elsewhere.iterdir()) == []
+
+
+def test_a_run_whose_progress_reader_stops_early_still_runs_to_its_end(ws: Path) -> None:
+    """``phasegraph run ... 2>&1 | head -2``: the progress lines are lost, not the run."""
+    argv = [str(BIN)] if BIN.exists() else [sys.executable, "-m", "phasegraph.cli"]
+    ran = subprocess.Popen(
+        [*argv, "run", "List the files", "--thread", "pipe", "--model", MODEL],
+        cwd=ws,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    assert ran.stderr is not None
+    ran.stderr.close()  # the reader of the progress is gone
+    assert ran.wait(timeout=120) == 0
+    assert (ws / "files.md").read_text() == "- notes.txt\n- todo.txt\n"
+    rows = json.loads(cli("threads", "--json", cwd=ws).stdout)
+    assert [(r["thread_id"], r["status"]) for r in rows] == [("pipe", "completed")]

@@ -165,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # A refused checkpoint type is reported once, as this command's error (see `storage.integrity`).
     logging.getLogger("langgraph.checkpoint.serde.jsonplus").addFilter(_RefusalNotice())
     # soft_wrap: long lines stay whole, for logs and for the next program in a pipe
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = _Errors(stderr=True, highlight=False, soft_wrap=True)
     out = _Output(highlight=False, soft_wrap=True)
     try:
         session = Session(args, err)
@@ -191,6 +191,21 @@ class _Output(Console):
         """Stop writing, and let `main` end the program (see `_reader_gone`)."""
         self.quiet = True
         raise BrokenPipeError
+
+
+class _Errors(Console):
+    """Stderr: progress and messages; a reader gone silences it and the run goes on.
+
+    What a run does matters more than its progress lines: a pipe closed on stderr (``2>&1 |
+    head``) must not end the run half done, as rich's own handling (exit 1) would.
+    """
+
+    def on_broken_pipe(self) -> None:
+        """Write nothing more to stderr, anywhere; the command goes on."""
+        self.quiet = True
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stderr.fileno())
 
 
 def _reader_gone() -> int:
