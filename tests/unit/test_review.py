@@ -273,3 +273,18 @@ def test_a_reject_is_told_by_what_it_answered(tools, asking: bool, said: str) ->
     graph, _, _, context = start(tools, make_script(request_analyser=[analysis]))
     out = resume(graph, CONFIG, {"action": "reject", "reason": "not now"}, context=context)
     assert out["status"] == "rejected" and said in out["final_summary"]
+
+
+def test_a_tool_permission_shows_the_call_it_asks_for() -> None:
+    from phasegraph.cli.render import pending_lines
+
+    pending = {
+        "kind": "tool_permission",
+        "task": {"id": "t1", "tool": "run_command", "arguments": {"argv": ["rm", "-r", "data"]}},
+        "reason": "tool 'run_command' is not allowed for 'research' work in phase 'p1'",
+        "justification": "the old data must go",
+    }
+    lines = pending_lines(pending)
+    assert '  call run_command {"argv": ["rm", "-r", "data"]}' in lines
+    assert "  asked because: the old data must go" in lines
+    assert any(line.startswith("Why: tool 'run_command' is not allowed") for line in lines)

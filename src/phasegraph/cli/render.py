@@ -126,8 +126,12 @@ def pending_lines(pending: Mapping[str, Any]) -> list[str]:
     if pending.get("reason"):
         lines.append(f"Why: {pending['reason']}")
     lines += [f"  ? {q}" for q in pending.get("questions") or []]
-    if pending.get("tool"):
-        lines.append(f"  tool {pending['tool']}: {pending.get('justification', '')}")
+    task = pending.get("task") or {}
+    tool = pending.get("tool") or task.get("tool")
+    if tool:  # a person allows a call: the call itself, arguments and all, and why it is asked
+        arguments = json.dumps(task.get("arguments") or {}, ensure_ascii=False)
+        lines.append(f"  call {tool} {redact(arguments)}")
+        lines.append(f"  asked because: {pending.get('justification', '')}")
     return lines
 
 
