@@ -255,3 +255,23 @@ def test_a_report_masks_secrets_and_its_page_loads_nothing_from_elsewhere(
         assert "ZZSECRETVALUE123" not in render("multi", leaky, fmt, history), fmt
     page = render("multi", leaky, "html", history)
     assert "<img" not in page and "127.0.0.1:9" in page  # the image's Markdown, as text
+
+
+def test_a_phase_that_ran_but_did_not_end_is_not_reported_as_not_run(
+    run: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    values, history = run
+    last = values["phases"][-1]["id"]
+    cut = {
+        **values,
+        "status": "budget_exhausted",
+        "phase_outcomes": [o for o in values["phase_outcomes"] if o["phase_id"] != last],
+    }
+    phases = {p["id"]: p for p in build_report("multi", cut, history)["phases"]}
+    rounds = [r for r in values["rounds"] if r["phase_id"] == last]
+    assert rounds and phases[last]["ended_by"] == "stopped (budget_exhausted)"
+    assert phases[last]["completion_rate"] == rounds[-1]["judgement"]["phase_completion_rate"]
+    paused = {**cut, "status": "awaiting_review"}
+    assert build_report("multi", paused, history)["phases"][-1]["ended_by"] == (
+        "in progress"
+    )

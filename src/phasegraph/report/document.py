@@ -107,8 +107,7 @@ def _timeline(values: Mapping[str, Any], history: Mapping[str, Any]) -> dict[str
                 "id": phase["id"],
                 "name": phase["name"],
                 "goal": phase.get("goal", ""),
-                "ended_by": outcome["ended_by"] if outcome else "not run",
-                "completion_rate": outcome["completion_rate"] if outcome else 0.0,
+                **_standing(outcome, phase["id"], values),
                 "rounds": rounds,
                 "tool_violations": [
                     f"{v.get('tool')} ({v.get('task_id')}): {v.get('reason')}"
@@ -120,6 +119,32 @@ def _timeline(values: Mapping[str, Any], history: Mapping[str, Any]) -> dict[str
     return {
         "phases": phases,
         "before_rounds": [e for e in events if e.get("after_round_seq") not in seqs],
+    }
+
+
+def _standing(
+    outcome: Mapping[str, Any] | None, phase_id: str, values: Mapping[str, Any]
+) -> dict[str, Any]:
+    """How a phase ended and how far it got; one with rounds but no end is not "not run".
+
+    Such a phase is the one the run is in (paused, or still going), or the one it stopped in;
+    its rate is its last judge's.
+    """
+    if outcome:
+        return {"ended_by": outcome["ended_by"], "completion_rate": outcome["completion_rate"]}
+    judged = [
+        r["judgement"]
+        for r in values.get("rounds") or []
+        if r.get("phase_id") == phase_id and r.get("judgement")
+    ]
+    ran = any(r.get("phase_id") == phase_id for r in values.get("rounds") or [])
+    if not ran:
+        return {"ended_by": "not run", "completion_rate": 0.0}
+    status = str(values.get("status") or "")
+    going = status in ("awaiting_review", "running", "")
+    return {
+        "ended_by": "in progress" if going else f"stopped ({status})",
+        "completion_rate": float(judged[-1].get("phase_completion_rate", 0.0)) if judged else 0.0,
     }
 
 
