@@ -83,14 +83,18 @@ class Context:
         default_factory=_env("MODEL", "", str),
         metadata={
             "description": "Model to use when none was passed to build_graph: a model name of "
-            "an OpenAI-compatible endpoint (key from OPENAI_API_KEY), local:PATH.gguf for a GGUF "
+            "an OpenAI-compatible endpoint (key from PHASEGRAPH_API_KEY, else OPENAI_API_KEY), "
+            "local:PATH.gguf for a GGUF "
             "file run in-process, or scripted:FILE.json for the scripted model. Empty (and no base "
             "URL): the embedded local model."
         },
     )
     base_url: str = field(
         default_factory=_env("BASE_URL", "", str),
-        metadata={"description": "Base URL of an OpenAI-compatible endpoint (empty: OpenAI's)."},
+        metadata={
+            "description": "Base URL of an OpenAI-compatible endpoint (empty: OPENAI_BASE_URL, "
+            "else OpenAI's)."
+        },
     )
     workspace: str = field(
         default_factory=_env("WORKSPACE", "", str),
@@ -157,7 +161,10 @@ class Context:
     )
     llm_timeout_s: float = field(
         default_factory=_env("LLM_TIMEOUT_S", 120.0, float),
-        metadata={"description": "Seconds one model call may take."},
+        metadata={
+            "description": "Seconds one request to a model endpoint may take (each of its "
+            "retries has as long); a model passed to build_graph keeps its own timeout."
+        },
     )
     prompt_token_budget: int = field(
         default_factory=_env("PROMPT_TOKEN_BUDGET", 1500, int),
@@ -224,8 +231,13 @@ class Context:
             isinstance(c, str) and c and "/" not in c for c in self.allowed_commands
         ):
             raise ValueError("allowed_commands must be a list of program names (no paths)")
-        if not isinstance(self.mcp_servers, dict):
-            raise ValueError("mcp_servers must map server names to connection settings")
+        if not isinstance(self.mcp_servers, dict) or not all(
+            isinstance(c, dict) and c.get("transport") for c in self.mcp_servers.values()
+        ):
+            raise ValueError(
+                "mcp_servers must map server names to connection settings, each with its "
+                'transport (e.g. {"transport": "stdio", "command": ..., "args": [...]})'
+            )
         self.tool_rules = validate_rules(self.tool_rules)
         for name, (low, high) in BOUNDS.items():
             value = getattr(self, name)

@@ -24,6 +24,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
+from phasegraph.errors import ConfigurationError
 from phasegraph.graph.compiled import PhaseGraph
 from phasegraph.graph.errors import on_node_error
 from phasegraph.graph.updates import changes_only
@@ -182,6 +183,11 @@ def build_graph(
     Returns:
         The compiled graph, interrupting before ``human_review``.
     """
+    if model is not None and not isinstance(model, BaseChatModel):
+        raise ConfigurationError(
+            f"build_graph(model=...) takes a LangChain chat model, got {type(model).__name__}; "
+            "to name one, give the run Context(model=...)"
+        )
     deps = Deps(
         model=model,
         toolbox=Toolbox(tools, builtin=builtin_tools),

@@ -42,9 +42,16 @@ def load_mcp_tools(config_json: str) -> tuple[BaseTool, ...]:
         tools = run_coroutine(client.get_tools())
     except Exception as exc:
         raise ConfigurationError(
-            f"could not list the tools of MCP servers {sorted(connections)}: {exc}"
+            f"could not list the tools of MCP servers {sorted(connections)}: {_cause(exc)}"
         ) from None
     return tuple(tools)
+
+
+def _cause(exc: BaseException) -> str:
+    """What went wrong, from under the task groups an async client wraps its errors in."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"
 
 
 def run_coroutine(coroutine: Coroutine[Any, Any, _T]) -> _T:
