@@ -423,3 +423,23 @@ def test_a_run_whose_progress_reader_stops_early_still_runs_to_its_end(ws: Path)
     assert (ws / "files.md").read_text() == "- notes.txt\n- todo.txt\n"
     rows = json.loads(cli("threads", "--json", cwd=ws).stdout)
     assert [(r["thread_id"], r["status"]) for r in rows] == [("pipe", "completed")]
+
+
+def test_a_database_of_something_else_is_refused_and_left_as_it_was(ws: Path) -> None:
+    foreign = ws / "shop.sqlite"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE customers (name TEXT)")
+    before = foreign.read_bytes()
+    for command in (["show", "x"], ["threads"], ["report", "x"], ["run", "go", "--model", MODEL]):
+        done = cli(*command, "--db", str(foreign), cwd=ws)
+        assert done.returncode == 2 and "a SQLite database of something else" in done.stderr
+    assert foreign.read_bytes() == before and not (ws / "shop.sqlite-wal").exists()
+
+
+def test_a_place_that_cannot_be_written_is_a_usage_error(ws: Path) -> None:
+    assert cli("run", "go", "--thread", "w", "--model", MODEL, cwd=ws).returncode == 0
+    missing = cli("report", "w", "-o", str(ws / "no" / "such" / "r.md"), cwd=ws)
+    assert missing.returncode == 2 and "cannot write" in missing.stderr, missing.stderr
+    (ws / "a-file").write_text("not a folder")  # where the database's folder would go
+    refused = cli("run", "go", "--model", MODEL, "--db", str(ws / "a-file" / "t.sqlite"), cwd=ws)
+    assert refused.returncode == 2 and "cannot use the database" in refused.stderr, refused.stderr

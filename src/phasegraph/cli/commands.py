@@ -283,7 +283,10 @@ def cmd_report(session: Session, out: Console) -> int:
         history = run_history(graph, thread_config(thread_id))
     text = render(thread_id, values, session.args.format, history)
     if session.args.output:
-        Path(session.args.output).write_text(text, encoding="utf-8")
+        try:
+            Path(session.args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {session.args.output}: {exc.strerror or exc}") from None
         session.err.print(f"wrote {session.args.output}", markup=False, highlight=False)
     else:
         sys.stdout.write(text)

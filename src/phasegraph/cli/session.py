@@ -8,6 +8,7 @@ that keep a PostgreSQL password out of everything phasegraph prints.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import sqlite3
@@ -59,6 +60,11 @@ class Session:
         else:
             self.db = Path(db).expanduser().resolve()
             self.where = str(self.db)
+            if holds_other_tables(self.db):
+                raise UsageError(
+                    f"{self.db} is a SQLite database of something else (no threads in it): "
+                    "give --db a threads database, or a new file; nothing was changed"
+                )
         if getattr(args, "api_key", None):
             # Into this process's environment only: the key is never a setting or a state value.
             os.environ["PHASEGRAPH_API_KEY"] = args.api_key
@@ -111,7 +117,12 @@ class Session:
         """The compiled graph over the threads database."""
         if not self.url and not self.db.exists() and not create:
             raise UsageError(f"no threads database at {self.db} (use --db or --workspace)")
-        with open_checkpointer(self.url or self.db) as saver:
+        with contextlib.ExitStack() as stack:
+            try:
+                saver = stack.enter_context(open_checkpointer(self.url or self.db))
+            except OSError as exc:  # a folder that cannot be written, a file that is a folder
+                reason = exc.strerror or exc
+                raise UsageError(f"cannot use the database {self.where}: {reason}") from None
             yield build_graph(checkpointer=saver)
 
     def db_named(self) -> bool:
@@ -136,6 +147,24 @@ class Session:
         if not values:
             raise UsageError(f"unknown thread {thread_id!r} in {self.where}")
         return values
+
+
+def holds_other_tables(db: Path) -> bool:
+    """Whether ``db`` is a SQLite file with tables, none of them LangGraph's or phasegraph's.
+
+    Opened read-only: setting such a file up for threads would add tables to it and switch
+    its journal, in a database that is someone else's. A file that is not SQLite is left to
+    the command, which says so.
+    """
+    if not db.is_file():
+        return False
+    try:
+        with contextlib.closing(sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)) as conn:
+            tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+    except sqlite3.Error:
+        return False
+    ours = {"checkpoints", "writes"} | {t for t in tables if t.startswith("phasegraph_")}
+    return bool(tables) and not tables & ours
 
 
 def postgres_url(db: str) -> str:
