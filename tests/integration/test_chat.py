@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
@@ -90,6 +91,26 @@ def test_chat_runs_a_request_answers_a_review_inline_and_keeps_it_across_slash_c
         term.send("/report")
         assert "Statistics" in term.expect("phasegraph> ")
         term.send("/quit")
+        assert term.close() == 0
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+
+
+def test_leaving_chat_with_a_review_pending_prints_the_commands_that_answer_it(
+    tmp_path: Path,
+) -> None:
+    argv = [str(BIN)] if BIN.exists() else [sys.executable, "-m", "phasegraph.cli"]
+    term = Terminal([*argv, "chat", "--review", "plan", "--model", f"scripted:{SCRIPT}"], tmp_path)
+    try:
+        term.expect("phasegraph> ")
+        term.send("/nonsense")
+        assert "unknown command /nonsense" in term.expect("phasegraph> ")
+        term.send("List the files")
+        term.expect("review> ")
+        term.send("/quit")
+        said = term.expect("--approve")  # the commands that answer it, as run prints them
+        assert re.search(r"phasegraph resume chat-\S+ --approve", said), said
         assert term.close() == 0
     finally:
         if term.proc.poll() is None:

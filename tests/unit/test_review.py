@@ -288,3 +288,16 @@ def test_a_tool_permission_shows_the_call_it_asks_for() -> None:
     assert '  call run_command {"argv": ["rm", "-r", "data"]}' in lines
     assert "  asked because: the old data must go" in lines
     assert any(line.startswith("Why: tool 'run_command' is not allowed") for line in lines)
+
+
+def test_a_chat_answer_to_a_clarification_is_any_text_and_yes_allows_a_tool() -> None:
+    from phasegraph.cli.chat import parse_chat_answer
+
+    for text in ("yes", "ok", "approve", "allow", "the second one"):
+        assert parse_chat_answer(text, "clarification") == {"action": "answer", "answer": text}
+    assert parse_chat_answer("reject too vague", "clarification") == {
+        "action": "reject",
+        "reason": "too vague",
+    }
+    assert parse_chat_answer("yes", "tool_permission") == {"action": "allow"}
+    assert parse_chat_answer("yes", "plan_review") == {"action": "approve"}

@@ -14,7 +14,13 @@ from phasegraph.cli.commands import (
     run_request,
     thread_rows,
 )
-from phasegraph.cli.render import pending_lines, phase_line, print_markdown, progress_printer
+from phasegraph.cli.render import (
+    pending_lines,
+    phase_line,
+    print_markdown,
+    progress_printer,
+    review_prompt,
+)
 from phasegraph.cli.session import EXIT_DONE, Session, UsageError, thread_config
 from phasegraph.errors import PhasegraphError
 from phasegraph.graph import PhaseGraph
@@ -31,8 +37,12 @@ def parse_chat_answer(line: str, kind: str) -> dict[str, Any]:
     """A typed answer to a pending review, as feedback."""
     word, _, rest = line.strip().partition(" ")
     word, rest = word.lower(), rest.strip()
+    if kind == "clarification":  # any text but the two actions is the answer, "yes" too
+        if word == "reject":
+            return {"action": "reject", "reason": rest}
+        return {"action": "answer", "answer": rest if word == "answer" else line.strip()}
     if word in ("approve", "a", "y", "yes", "ok"):
-        return {"action": "approve"}
+        return {"action": "allow" if kind == "tool_permission" else "approve"}
     if word in ("allow", "deny"):
         return {"action": word}
     if word == "reject":
@@ -43,8 +53,6 @@ def parse_chat_answer(line: str, kind: str) -> dict[str, Any]:
         return {"action": "edit", **edit_file(rest)}
     if word == "answer":
         return {"action": "answer", "answer": rest}
-    if kind == "clarification":
-        return {"action": "answer", "answer": line.strip()}
     return {"action": word}  # refused by resume() with the actions this review takes
 
 
@@ -60,6 +68,9 @@ def cmd_chat(session: Session, out: Console) -> int:
             try:
                 line = input("review> " if pending else "phasegraph> ")
             except EOFError:
+                if thread_id is not None:
+                    _stays_paused(session, graph.get_state(thread_config(thread_id)).values,
+                                  thread_id, out)  # fmt: skip
                 break
             if not line.strip():
                 continue
@@ -105,24 +116,33 @@ def _chat_outcome(thread_id: str, values: Mapping[str, Any], out: Console) -> No
     out.print(f"[{values.get('status')}] thread {thread_id}", markup=False, highlight=False)
 
 
+def _stays_paused(
+    session: Session, values: Mapping[str, Any], thread_id: str | None, out: Console
+) -> None:
+    """On leaving with a review pending: the thread waits, and the commands that answer it."""
+    pending = values.get("pending_review")
+    if pending and thread_id:
+        out.print(review_prompt(thread_id, pending, session.location_flags()), markup=False)
+
+
 def _chat_command(
     line: str, session: Session, graph: PhaseGraph, thread_id: str | None, out: Console
 ) -> str:
     command = line.split()[0].lower()
     values = graph.get_state(thread_config(thread_id)).values if thread_id else {}
     if command in ("/quit", "/exit", "/q"):
-        if values.get("pending_review") and thread_id:
-            out.print(
-                f"thread {thread_id} stays paused: phasegraph resume {thread_id}"
-                f"{session.location_flags()}",
-                markup=False,
-            )
+        _stays_paused(session, values, thread_id, out)
         return "quit"
     if command == "/help":
         out.print(CHAT_HELP, markup=False)
     elif command == "/threads":
-        for row in thread_rows(session, None, 20):
+        rows = thread_rows(session, None, 20) or []
+        for row in rows:
             out.print(f"{row.thread_id}  {row.status}  {row.request[:50]}", markup=False)
+        if not rows:
+            out.print("no threads yet", markup=False)
+    elif command not in ("/status", "/plan", "/report"):
+        out.print(f"unknown command {command}; /help lists them", markup=False)
     elif not values:
         out.print("no request yet in this session", markup=False)
     elif command == "/status":
@@ -141,8 +161,6 @@ def _chat_command(
             out.print(phase_line(phase), markup=False)
         if not phases:
             out.print("no plan yet", markup=False)
-    elif command == "/report":
-        print_markdown(out, render(thread_id or "", values, "md"))
     else:
-        out.print(f"unknown command {command}; /help lists them", markup=False)
+        print_markdown(out, render(thread_id or "", values, "md"))
     return "ok"
