@@ -175,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(err, exc, args.debug)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        err.print("interrupted; the thread can be resumed", markup=False)
+        err.print("interrupted; a thread that had started can be resumed", markup=False)
         return 130
     except BrokenPipeError:
         return _reader_gone()
