@@ -155,6 +155,8 @@ def test_round_limit_ends_phase_as_incomplete(run, tool_log) -> None:
     ]
     assert "Status: incomplete" in out["final_summary"]
     assert "Fell short: phase phase p1 (p1) ended short" in out["final_summary"]
+    # the count says how many were completed, as the report's statistics do
+    assert "Phases 0/2 completed (2 ended), rounds 4" in out["final_summary"]
     summarizer_prompt = model.calls_of("summarizer")[0][-1].content
     assert summarizer_prompt.count("ended incomplete (round_limit)") == 2
 

@@ -193,7 +193,10 @@ def facts_footer(state: State, status: RunStatus, reason: StopReason) -> str:
                         for f in fallbacks)  # fmt: skip
         )
     parts.append(
-        f"Phases {stats['phases_ended']}/{stats['phases']}, rounds {stats['rounds']}, "
+        f"Phases {stats['phases_completed']}/{stats['phases']} completed"
+        + (f" ({stats['phases_ended']} ended)" if stats["phases_ended"] > stats["phases_completed"]
+           else "")  # fmt: skip
+        + f", rounds {stats['rounds']}, "
         f"tasks {stats['tasks_ok']}/{stats['tasks']} ok, steps {stats['steps']}"
         f"{'/' + str(stats['max_steps']) if stats['max_steps'] else ''}, "
         f"LLM calls {stats['llm_calls']}"
