@@ -335,6 +335,9 @@ def test_a_served_workspace_is_judged_where_it_leads_not_where_it_is_named(
 def test_a_name_where_a_model_object_goes_and_a_server_without_transport_are_refused() -> None:
     with pytest.raises(ConfigurationError, match=r"Context\(model=\.\.\.\)"):
         build_graph(model="gpt-4o")  # type: ignore[arg-type]
+    # a model wrapped as LangChain wraps one is still a model
+    wrapped = ScriptedChatModel(script=script()).with_fallbacks([ScriptedChatModel(script={})])
+    build_graph(model=wrapped)  # type: ignore[arg-type]
     for servers in ({"x": "python srv.py"}, {"x": {"command": "python"}}):
         with pytest.raises(ValueError, match="each with its transport"):
             Context(mcp_servers=servers)  # type: ignore[arg-type]

@@ -877,22 +877,47 @@ def test_the_default_rules_read_what_a_callers_tools_declare_not_their_names() -
         log.append(f"lookup {key}")
         return "found"
 
+    def drop(key: str) -> str:
+        log.append(f"drop {key}")
+        return "dropped"
+
+    # an MCP tool's annotations, as langchain-mcp-adapters keeps them in its metadata
+    mcp_hints = {"readOnlyHint": False, "destructiveHint": True}
     tools = [
         StructuredTool.from_function(save, description="Save.", metadata={"writes": "path"}),
         StructuredTool.from_function(shell, description="Run.", metadata={"runs": "argv"}),
         StructuredTool.from_function(lookup, description="Look up.", metadata={"read_only": True}),
+        StructuredTool.from_function(drop, description="Drop a key.", metadata=mcp_hints),
     ]
     research = dict(ANALYSIS, task_type="research")
     tasks = round_plan(
         ("w", "save", {"path": "notes.md", "text": "x"}),
         ("r", "shell", {"argv": ["ls"]}),
         ("l", "lookup", {"key": "k"}),
+        ("d", "drop", {"key": "k"}),
     )
     script = make_script(
         request_analyser=[research], phase_planner=[phases("p1")], plan_tool_call=[tasks]
     )
     out, *_ = run_graph(script, tools)
     assert set(log) == {"lookup k"}  # each round's plan: the lookup ran, the others never
-    assert {v["tool"] for v in out["tool_violations"]} == {"save", "shell"}
+    assert {v["tool"] for v in out["tool_violations"]} == {"save", "shell", "drop"}
     with pytest.raises(ValueError, match=r"unknown kinds \['@deletes'\]"):
         Context(tool_rules={"research": {"forbidden": ["@deletes"]}})
+
+
+def test_the_default_rules_given_by_the_names_they_stand_for_are_still_the_defaults() -> None:
+    from phasegraph.facts.tools import tool_kinds
+    from phasegraph.nodes.deps import workspace_settings
+    from phasegraph.tools.builtin import Toolbox
+    from phasegraph.tools.constraints import DEFAULT_TOOL_RULES, same_rules
+
+    by_name = {
+        "research": {"forbidden": ["write_file", "edit_file", "run_command"]},
+        "analysis": {"forbidden": ["write_file", "edit_file"]},
+        "writing": {"forbidden": ["run_command"]},
+    }
+    kinds = tool_kinds(Toolbox(None, builtin=True).resolve(workspace_settings(Context())))
+    assert kinds == {"writes": {"write_file", "edit_file"}, "runs": {"run_command"}}
+    assert same_rules(by_name, DEFAULT_TOOL_RULES, kinds)
+    assert not same_rules({"research": {"forbidden": ["write_file"]}}, DEFAULT_TOOL_RULES, kinds)

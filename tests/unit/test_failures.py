@@ -685,6 +685,31 @@ def test_a_tool_is_called_as_toolnode_calls_one_and_its_own_error_status_fails_t
     ok, out = run_tool(steer, {"text": "x"}, 500)
     assert not ok and "cannot do" in out
 
+    @as_tool
+    def steer_twice(text: str) -> list[Any]:
+        """Try to steer the run twice."""
+        return [Command(goto="summarize"), Command(goto="plan")]
+
+    assert run_tool(steer_twice, {"text": "x"}, 500) == (False, out)
+
+    calls: list[str] = []
+
+    @as_tool
+    def unfinished(text: str) -> str:
+        """Not written yet."""
+        calls.append(text)
+        raise NotImplementedError("not yet")
+
+    ok, out = run_tool(unfinished, {"text": "once"}, 500)
+    assert not ok and out == "NotImplementedError: not yet" and calls == ["once"]
+
+    @as_tool
+    def picture(text: str) -> list[dict[str, Any]]:
+        """A caption and an image."""
+        return [{"type": "text", "text": text}, {"type": "image", "base64": "AAAA" * 100}]
+
+    assert run_tool(picture, {"text": "a cat"}, 500) == (True, "a cat\n[image content]")
+
 
 def test_a_run_whose_only_tool_reports_its_own_error_is_not_completed() -> None:
     def refuse(key: str) -> str:

@@ -271,6 +271,18 @@ def test_a_phase_that_ran_but_did_not_end_is_not_reported_as_not_run(
     rounds = [r for r in values["rounds"] if r["phase_id"] == last]
     assert rounds and phases[last]["ended_by"] == "stopped (budget_exhausted)"
     assert phases[last]["completion_rate"] == rounds[-1]["judgement"]["phase_completion_rate"]
+    first = values["phases"][0]["id"]
+    asking = {  # paused in the first round of the first phase, before any round is recorded
+        **values,
+        "status": "awaiting_review",
+        "phase_outcomes": [],
+        "rounds": [],
+        "phase_index": 0,
+        "current_plan": {"tasks": [{"id": "t1", "tool": "run_command", "arguments": {}}]},
+    }
+    phases = {p["id"]: p for p in build_report("multi", asking, history)["phases"]}
+    assert phases[first]["ended_by"] == "in progress"
+    assert [p["ended_by"] for p in phases.values()][1:] == ["not run"] * (len(phases) - 1)
     paused = {**cut, "status": "awaiting_review"}
     assert build_report("multi", paused, history)["phases"][-1]["ended_by"] == (
         "in progress"

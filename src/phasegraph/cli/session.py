@@ -159,11 +159,14 @@ def holds_other_tables(db: Path) -> bool:
     if not db.is_file():
         return False
     try:
-        with contextlib.closing(sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)) as conn:
+        # immutable: read without locks or a WAL index, so the file and its folder stay as
+        # they are, and a writer holding the file cannot make the look wait
+        where = f"{db.as_uri()}?mode=ro&immutable=1"
+        with contextlib.closing(sqlite3.connect(where, uri=True)) as conn:
             tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
     except sqlite3.Error:
         return False
-    ours = {"checkpoints", "writes"} | {t for t in tables if t.startswith("phasegraph_")}
+    ours = {"checkpoints"} | {t for t in tables if t.startswith("phasegraph_")}
     return bool(tables) and not tables & ours
 
 

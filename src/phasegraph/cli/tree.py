@@ -53,7 +53,9 @@ def run_tree(report: Mapping[str, Any], request: str = "") -> Tree:
     for phase in report["phases"]:
         ended = phase["ended_by"]
         mark, style = ("✓", "green") if ended == "completed" else ("·", "dim")
-        if ended not in ("completed", "not run"):
+        if ended == "in progress":
+            mark, style = "▸", "cyan"
+        elif ended not in ("completed", "not run"):
             mark, style = "!", "yellow"
         node = tree.add(
             Text.assemble(

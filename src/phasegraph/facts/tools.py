@@ -75,6 +75,37 @@ def runs_programs(tool: BaseTool | None) -> bool:
     return bool(runs_argument(tool))
 
 
+def declares_changes(tool: BaseTool | None) -> bool:
+    """Whether a tool says it may change things, without naming a file or a program.
+
+    ``metadata={"read_only": False}``, or MCP's annotations as langchain-mcp-adapters keeps them
+    (``readOnlyHint`` false, ``destructiveHint`` true).
+    """
+    meta = (tool.metadata or {}) if tool is not None else {}
+    return (
+        meta.get("read_only") is False
+        or meta.get("readOnlyHint") is False
+        or meta.get("destructiveHint") is True
+    )
+
+
+def tool_kinds(tools: Mapping[str, BaseTool]) -> dict[str, set[str]]:
+    """The tools of each kind a tool rule may name (``@writes``, ``@runs``), by what they declare.
+
+    ``writes``: tools that declare a file they write, and those that say they change things
+    without saying they run programs (`declares_changes`); ``runs``: tools that run programs.
+    A tool that declares nothing is of no kind: nothing says it changes anything.
+    """
+    return {
+        "writes": {
+            name
+            for name, tool in tools.items()
+            if writes_files(tool) or (declares_changes(tool) and not runs_programs(tool))
+        },
+        "runs": {name for name, tool in tools.items() if runs_programs(tool)},
+    }
+
+
 def paths_read(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) -> list[object]:
     """The paths the ok calls of read-only tools named, as the model gave them."""
     reading = read_only(tools)

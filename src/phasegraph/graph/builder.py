@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -183,7 +184,7 @@ def build_graph(
     Returns:
         The compiled graph, interrupting before ``human_review``.
     """
-    if model is not None and not isinstance(model, BaseChatModel):
+    if model is not None and not isinstance(model, Runnable):
         raise ConfigurationError(
             f"build_graph(model=...) takes a LangChain chat model, got {type(model).__name__}; "
             "to name one, give the run Context(model=...)"

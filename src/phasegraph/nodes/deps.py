@@ -15,14 +15,19 @@ from langgraph.runtime import Runtime
 from phasegraph.context import Context
 from phasegraph.errors import redact
 from phasegraph.facts.request import commands_named
-from phasegraph.facts.tools import read_only, runs_programs, writes_files, writes_needed
+from phasegraph.facts.tools import read_only, tool_kinds, writes_needed
 from phasegraph.guards import Guard, default_guards
 from phasegraph.models import model_from_context
 from phasegraph.state import RunError, State, TaskOutcome, TaskResult
 from phasegraph.state.reading import is_last_phase
 from phasegraph.storage.journal import ToolJournal, journal_for
 from phasegraph.tools.builtin import Toolbox, WorkspaceSettings
-from phasegraph.tools.constraints import DEFAULT_TOOL_RULES, allowed_tools, resolved_rules
+from phasegraph.tools.constraints import (
+    DEFAULT_TOOL_RULES,
+    allowed_tools,
+    resolved_rules,
+    same_rules,
+)
 
 
 @dataclass
@@ -137,7 +142,9 @@ def phase_allowed_tools(
     task_type = str(request.get("task_type", ""))
     # The built-in rules forbid writing for research and analysis, where nothing changes; an
     # analysis that names files to write says its type guess was wrong. A user's rules stand.
-    builtin_rules = context.tool_rules == DEFAULT_TOOL_RULES
+    kinds = tool_kinds(tools)
+    # the defaults, whether given by kind or by the names of the tools they stand for
+    builtin_rules = same_rules(context.tool_rules, DEFAULT_TOOL_RULES, kinds)
     named = request.get("files_to_write") or [] if builtin_rules else []
     files = [str(f) for f in named]
     # Likewise a request that asks to run an allowed program keeps the tools that run one,
@@ -146,16 +153,12 @@ def phase_allowed_tools(
     # nodes.deps.phase_allowed_tools).
     runners = set()
     if builtin_rules and commands_named(state["request"], context.allowed_commands):
-        runners = {name for name, tool in tools.items() if runs_programs(tool)}
+        runners = set(kinds["runs"])
     needed = writes_needed(state.get("checks") or [], tools, files) | runners
     # The last phase ends the work, so its own list does not narrow away what the work needs:
     # a last phase narrowed to reading can only end the run with its files unchanged
     # (docs/traces.md, nodes.deps.phase_allowed_tools).
     last = is_last_phase(state, phase)
-    kinds = {
-        "writes": {name for name, tool in tools.items() if writes_files(tool)},
-        "runs": {name for name, tool in tools.items() if runs_programs(tool)},
-    }
     return allowed_tools(
         tools,
         task_type,

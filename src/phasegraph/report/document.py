@@ -137,7 +137,12 @@ def _standing(
         for r in values.get("rounds") or []
         if r.get("phase_id") == phase_id and r.get("judgement")
     ]
-    ran = any(r.get("phase_id") == phase_id for r in values.get("rounds") or [])
+    phases = values.get("phases") or []
+    index = int(values.get("phase_index") or 0)
+    current = index < len(phases) and phases[index].get("id") == phase_id
+    ran = any(r.get("phase_id") == phase_id for r in values.get("rounds") or []) or (
+        current and bool(values.get("current_plan") or values.get("results"))
+    )  # the phase whose first round is under way has no round recorded yet
     if not ran:
         return {"ended_by": "not run", "completion_rate": 0.0}
     status = str(values.get("status") or "")

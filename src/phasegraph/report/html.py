@@ -219,7 +219,7 @@ def timeline(report: Mapping[str, Any]) -> str:
     parts += [_event(e) for e in report["before_rounds"]]
     for phase in report["phases"]:
         ended = phase["ended_by"]
-        cls = "unrun" if ended == "not run" else "" if ended == "completed" else "short"
+        cls = {"not run": "unrun", "completed": "", "in progress": ""}.get(ended, "short")
         parts.append(
             f'<div class="phase {cls}"><h3>{_e(phase["id"])} · {_e(phase["name"])} '
             f'<span class="{"ok" if ended == "completed" else "muted"}">— {_e(ended)}, '

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.messages.tool import tool_call
 from langchain_core.runnables import RunnableConfig
-from langchain_core.tools import BaseTool
+from langchain_core.tools import BaseTool, StructuredTool, Tool
 from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
 
@@ -127,7 +127,9 @@ def run_tool(
         return False, NO_PAUSE_IN_TOOLS
     except (Exception, SystemExit) as exc:  # sys.exit() in a tool ends the call, not the run
         return False, truncate(redact(f"{type(exc).__name__}: {exc}"), max_chars)
-    if isinstance(output, Command):
+    if isinstance(output, Command) or (
+        isinstance(output, list) and any(isinstance(item, Command) for item in output)
+    ):
         return False, NO_PAUSE_IN_TOOLS
     ok = True
     if isinstance(output, ToolMessage):
@@ -142,8 +144,9 @@ def _invoke(tool: BaseTool, call: ToolCall, config: RunnableConfig | None) -> An
     try:
         return tool.invoke(call, config)
     except NotImplementedError:
-        # a BaseTool subclass written for async code implements _arun and leaves _run raising
-        if type(tool)._arun is BaseTool._arun:
+        # a BaseTool subclass written for async code implements _arun and leaves _run raising;
+        # a function tool's _arun runs its sync function again, which may not be done twice
+        if isinstance(tool, StructuredTool | Tool) or type(tool)._arun is BaseTool._arun:
             raise
         return run_coroutine(tool.ainvoke(call, config))
 
@@ -172,12 +175,22 @@ def truncate_output(text: str, limit: int) -> str:
 
 
 def as_text(output: object) -> str:
-    """A tool's output as text; content blocks (MCP tools return them) become their text."""
+    """A tool's output as text; content blocks (MCP tools return them) become their text.
+
+    A block with no text (an image, a file) is named by its type, never given as its data.
+    """
     if isinstance(output, str):
         return output
-    if isinstance(output, list) and all(isinstance(b, dict) and "text" in b for b in output):
-        return "\n".join(str(b["text"]) for b in output)
+    if isinstance(output, list) and output and all(_is_block(b) for b in output):
+        return "\n".join(
+            str(b["text"]) if "text" in b else f"[{b['type']} content]" for b in output
+        )
     return str(output)
+
+
+def _is_block(item: object) -> bool:
+    """Whether ``item`` is a content block: a dict with its text, or with its type."""
+    return isinstance(item, dict) and ("text" in item or "type" in item)
 
 
 def _is_async_only(tool: BaseTool) -> bool:

@@ -29,7 +29,7 @@ DEFAULT_TOOL_RULES: dict[str, dict[str, list[str]]] = {
 def resolved_rules(rules: ToolRules, kinds: Mapping[str, Set[str]]) -> ToolRules:
     """``rules`` with each ``@kind`` replaced by the names of the tools of that kind.
 
-    ``kinds`` maps each of `KINDS` to the tools that declare it (`facts.tools`).
+    ``kinds`` maps each of `KINDS` to the tools that declare it (`facts.tools.tool_kinds`).
     """
 
     def names_of(listed: Sequence[str]) -> list[str]:
@@ -42,6 +42,16 @@ def resolved_rules(rules: ToolRules, kinds: Mapping[str, Set[str]]) -> ToolRules
         task_type: {key: names_of(listed) for key, listed in rule.items()}
         for task_type, rule in rules.items()
     }
+
+
+def same_rules(first: ToolRules, second: ToolRules, kinds: Mapping[str, Set[str]]) -> bool:
+    """Whether two rules allow and forbid the same tools, kinds resolved (`resolved_rules`)."""
+
+    def sets(rules: ToolRules) -> dict[str, dict[str, frozenset[str]]]:
+        resolved = resolved_rules(rules, kinds)
+        return {t: {k: frozenset(v) for k, v in rule.items()} for t, rule in resolved.items()}
+
+    return sets(first) == sets(second)
 
 
 def validate_rules(rules: object) -> dict[str, dict[str, list[str]]]:
