@@ -68,9 +68,7 @@ def cmd_chat(session: Session, out: Console) -> int:
             try:
                 line = input("review> " if pending else "phasegraph> ")
             except EOFError:
-                if thread_id is not None:
-                    _stays_paused(session, graph.get_state(thread_config(thread_id)).values,
-                                  thread_id, out)  # fmt: skip
+                _stays_paused(session, pending, thread_id, out)
                 break
             if not line.strip():
                 continue
@@ -117,10 +115,9 @@ def _chat_outcome(thread_id: str, values: Mapping[str, Any], out: Console) -> No
 
 
 def _stays_paused(
-    session: Session, values: Mapping[str, Any], thread_id: str | None, out: Console
+    session: Session, pending: Mapping[str, Any] | None, thread_id: str | None, out: Console
 ) -> None:
     """On leaving with a review pending: the thread waits, and the commands that answer it."""
-    pending = values.get("pending_review")
     if pending and thread_id:
         out.print(review_prompt(thread_id, pending, session.location_flags()), markup=False)
 
@@ -131,7 +128,7 @@ def _chat_command(
     command = line.split()[0].lower()
     values = graph.get_state(thread_config(thread_id)).values if thread_id else {}
     if command in ("/quit", "/exit", "/q"):
-        _stays_paused(session, values, thread_id, out)
+        _stays_paused(session, values.get("pending_review"), thread_id, out)
         return "quit"
     if command == "/help":
         out.print(CHAT_HELP, markup=False)

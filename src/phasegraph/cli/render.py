@@ -127,7 +127,7 @@ def pending_lines(pending: Mapping[str, Any]) -> list[str]:
         lines.append(f"Why: {pending['reason']}")
     lines += [f"  ? {q}" for q in pending.get("questions") or []]
     task = pending.get("task") or {}
-    tool = pending.get("tool") or task.get("tool")
+    tool = task.get("tool")
     if tool:  # a person allows a call: the call itself, arguments and all, and why it is asked
         arguments = json.dumps(task.get("arguments") or {}, ensure_ascii=False)
         lines.append(f"  call {tool} {redact(arguments)}")

@@ -132,15 +132,12 @@ def _standing(
     """
     if outcome:
         return {"ended_by": outcome["ended_by"], "completion_rate": outcome["completion_rate"]}
-    judged = [
-        r["judgement"]
-        for r in values.get("rounds") or []
-        if r.get("phase_id") == phase_id and r.get("judgement")
-    ]
+    mine = [r for r in values.get("rounds") or [] if r.get("phase_id") == phase_id]
+    judged = [r["judgement"] for r in mine if r.get("judgement")]
     phases = values.get("phases") or []
     index = int(values.get("phase_index") or 0)
     current = index < len(phases) and phases[index].get("id") == phase_id
-    ran = any(r.get("phase_id") == phase_id for r in values.get("rounds") or []) or (
+    ran = bool(mine) or (
         current and bool(values.get("current_plan") or values.get("results"))
     )  # the phase whose first round is under way has no round recorded yet
     if not ran:
