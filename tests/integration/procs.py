@@ -12,6 +12,12 @@ from pathlib import Path
 from typing import Any
 
 RUNNER = Path(__file__).with_name("runner.py")
+_SCRIPT = Path(sys.executable).with_name("phasegraph")
+
+
+def phasegraph_argv() -> list[str]:
+    """The ``phasegraph`` command: the environment's script, else the module."""
+    return [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "phasegraph.cli"]
 
 
 def query(db: str | Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:

@@ -7,16 +7,16 @@ import pty
 import re
 import select
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from procs import phasegraph_argv
+
 pytestmark = pytest.mark.integration
 
 SCRIPT = Path(__file__).parents[2] / "examples" / "cli_script.json"
-BIN = Path(sys.executable).with_name("phasegraph")
 
 
 class Terminal:
@@ -67,7 +67,7 @@ def test_chat_runs_a_request_answers_a_review_inline_and_keeps_it_across_slash_c
 ) -> None:
     (tmp_path / "notes.txt").write_text("meeting notes\n")
     (tmp_path / "todo.txt").write_text("buy milk\n")
-    argv = [str(BIN)] if BIN.exists() else [sys.executable, "-m", "phasegraph.cli"]
+    argv = phasegraph_argv()
     term = Terminal([*argv, "chat", "--review", "plan", "--model", f"scripted:{SCRIPT}"], tmp_path)
     try:
         term.expect("phasegraph> ")
@@ -100,7 +100,7 @@ def test_chat_runs_a_request_answers_a_review_inline_and_keeps_it_across_slash_c
 def test_leaving_chat_with_a_review_pending_prints_the_commands_that_answer_it(
     tmp_path: Path,
 ) -> None:
-    argv = [str(BIN)] if BIN.exists() else [sys.executable, "-m", "phasegraph.cli"]
+    argv = phasegraph_argv()
     term = Terminal([*argv, "chat", "--review", "plan", "--model", f"scripted:{SCRIPT}"], tmp_path)
     try:
         term.expect("phasegraph> ")

@@ -12,24 +12,23 @@ import os
 import shlex
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import pgserver
+from procs import phasegraph_argv
 
 pytestmark = pytest.mark.integration
 
 SCRIPT = Path(__file__).parents[2] / "examples" / "cli_script.json"
-BIN = Path(sys.executable).with_name("phasegraph")
 MODEL = f"scripted:{SCRIPT}"
 
 
 def cli(
     *args: str, cwd: Path, env: dict[str, str] | None = None, prefix: list[str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    argv = [str(BIN)] if BIN.exists() else [sys.executable, "-m", "phasegraph.cli"]
+    argv = phasegraph_argv()
     return subprocess.run(
         [*(prefix or []), *argv, *args],
         cwd=cwd,
@@ -381,7 +380,7 @@ def test_the_printed_resume_command_works_as_printed_from_another_folder(
 def test_a_reader_that_stops_early_is_not_an_error(ws: Path) -> None:
     """``phasegraph show t | head -1``: the pipe closes under the output, as a shell's does."""
     assert cli("run", "go", "--thread", "p", "--model", MODEL, cwd=ws).returncode == 0
-    argv = [str(BIN)] if BIN.exists() else [sys.executable, "-m", "phasegraph.cli"]
+    argv = phasegraph_argv()
     for command in (["show", "p"], ["show", "p", "--json"], ["threads"], ["threads", "--json"]):
         shown = subprocess.Popen(
             [*argv, *command], cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -410,7 +409,7 @@ def test_a_thread_resumed_from_another_folder_goes_on_in_its_own(
 
 def test_a_run_whose_progress_reader_stops_early_still_runs_to_its_end(ws: Path) -> None:
     """``phasegraph run ... 2>&1 | head -2``: the progress lines are lost, not the run."""
-    argv = [str(BIN)] if BIN.exists() else [sys.executable, "-m", "phasegraph.cli"]
+    argv = phasegraph_argv()
     ran = subprocess.Popen(
         [*argv, "run", "List the files", "--thread", "pipe", "--model", MODEL],
         cwd=ws,
