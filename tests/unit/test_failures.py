@@ -14,7 +14,7 @@ from langgraph.types import Command
 
 from phasegraph import Context, ScriptedChatModel, build_graph
 from phasegraph.nodes.prompt_render import tokens
-from phasegraph.tools import run_tool
+from phasegraph.tools import describe_tools, run_tool
 
 from scripts import (
     ANALYSIS,
@@ -657,6 +657,10 @@ def test_a_tool_is_called_as_toolnode_calls_one_and_its_own_error_status_fails_t
 
     ok, out = run_tool(with_id, {"text": "hi"}, 500)
     assert ok and out.startswith("hi (call_")
+    # a plan cannot forge the injected id: it is not offered, and what it gives is replaced
+    assert "call_id" not in describe_tools([with_id])
+    ok, out = run_tool(with_id, {"text": "hi", "call_id": "forged"}, 500)
+    assert ok and out.startswith("hi (call_") and "forged" not in out
 
     @as_tool
     def as_dict(text: str) -> dict[str, Any]:
