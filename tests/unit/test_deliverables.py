@@ -223,6 +223,18 @@ def test_a_check_vouches_for_the_lines_it_reads_and_no_more(tmp_path: Path) -> N
     assert _vouched(tmp_path, report, _check("copy", of="report.md")) == ("checks", True)
 
 
+def test_a_check_reads_a_line_only_where_it_matched_the_lines_whole_text(tmp_path: Path) -> None:
+    number = _check("contains", text="42")
+    assert _vouched(tmp_path, "42\n", number) == ("checks", True)
+    assert _vouched(tmp_path, "  42  \n", number) == ("checks", True)  # blanks around: read
+    # the checked text inside a longer line leaves the rest of it unread
+    for text in ("142\n", "42 or so\n", "The sum is 42.\n"):
+        assert _vouched(tmp_path, text, number) == ("partial", False), text
+    assert _vouched(tmp_path, "x = 10\n", _check("matches", pattern=r"\d+")) == ("partial", False)
+    # matches next to each other cover the line between them
+    assert _vouched(tmp_path, "ab\n", _check("matches", pattern="[ab]")) == ("checks", True)
+
+
 def test_the_lines_a_file_kept_and_the_line_checked_together_read_an_edit(tmp_path: Path) -> None:
     kept = _check("keeps", text="alice\nbob\n", held_before=True)
     added = _check("contains", text="carol")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate
@@ -125,8 +125,8 @@ def lines_read(check: CheckRecord, lines: Sequence[str]) -> set[int] | None:
 
     ``copy`` reads all (the same bytes as its source), and so does a command whose output must
     hold a text (a caller's program, whose reading code cannot see). ``contains`` and
-    ``matches`` read the lines their text or matches (of some text) fall on; ``keeps`` the lines
-    the file had, each as often as it had it.
+    ``matches`` read the lines whose text they match whole (`covered_lines`); ``keeps`` the
+    lines the file had, each as often as it had it.
     """
     if check["kind"] in _READ_WHOLE:
         return None
@@ -150,14 +150,35 @@ def lines_read(check: CheckRecord, lines: Sequence[str]) -> set[int] | None:
             return set()
     else:
         return set()
-    starts = list(accumulate((len(line) for line in lines), initial=0))
-    # a match of no text (``^``, ``x*``) reads nothing, though it is found on every line
-    return {
-        n
-        for start, end in spans
-        if end > start
-        for n in range(bisect_right(starts, start) - 1, bisect_left(starts, end))
-    }
+    return covered_lines(lines, spans)
+
+
+def covered_lines(lines: Sequence[str], spans: Iterable[tuple[int, int]]) -> set[int]:
+    """The lines whose text (less the blanks around it) lies wholly inside the matched ``spans``.
+
+    A check vouches for a line only where what it matched is that line's text: the text "42"
+    found in a line "142", or in "42 or so", leaves the rest of the line the judge's word. A
+    match of no text (``^``, ``x*``) covers nothing, though it is found on every line.
+    """
+    covered: list[tuple[int, int]] = []  # merged: a text over two lines covers both
+    for start, end in sorted(s for s in spans if s[1] > s[0]):
+        if covered and start <= covered[-1][1]:
+            covered[-1] = (covered[-1][0], max(covered[-1][1], end))
+        else:
+            covered.append((start, end))
+    heads = [start for start, _ in covered]
+    starts = accumulate((len(x) for x in lines), initial=0)
+    read = set()
+    for n, (offset, line) in enumerate(zip(starts, lines, strict=False)):  # one more start
+        text = line.strip()
+        if not text:
+            continue
+        start = offset + len(line) - len(line.lstrip())
+        end = start + len(text)
+        i = bisect_right(heads, start) - 1
+        if i >= 0 and covered[i][1] >= end:
+            read.add(n)
+    return read
 
 
 #: Checks that read a file whole: the same bytes as a source; a caller's program's output.
