@@ -222,3 +222,43 @@ def test_runs_of_a_graph_without_a_checkpointer_each_run_their_calls(tools, tool
     outs = [graph.invoke({"request": "go"}) for _ in range(2)]
     assert [o["status"] for o in outs] == ["completed", "completed"]
     assert len(tool_log.calls) == 2
+
+
+def test_a_different_call_under_a_journalled_key_runs_as_a_new_one(setup) -> None:
+    calls, tools, db, journal = setup
+
+    def other_call_finished(key: str) -> None:
+        journal.start(key, "append", {"text": "an earlier plan's text"})
+        journal.finish(key, {**RESULT, "output": "appended an earlier plan's text"})
+
+    out = run_once(db, tools, "append", other_call_finished)
+    result = out["rounds"][0]["results"][0]
+    assert calls == ["x"] and result["replayed"] is False and result["output"] == "appended x"
+    entry = journal.get(key_of(out))
+    assert entry["arguments"] == {"text": "x"} and entry["result"]["output"] == "appended x"
+
+
+def test_a_run_forked_before_its_plan_runs_the_new_plans_call(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    @tool
+    def append(text: str) -> str:
+        """Append text somewhere (not idempotent)."""
+        calls.append(text)
+        return f"appended {text}"
+
+    plans = iter(["first", "second"])
+    script = make_script(
+        phase_planner=[phases("p1")],
+        plan_tool_call=[lambda _m: round_plan(("t1", "append", {"text": next(plans)}))],
+    )
+    config = {"configurable": {"thread_id": "f"}}
+    with SqliteSaver.from_conn_string(str(tmp_path / "t.sqlite")) as saver:
+        model = ScriptedChatModel(script=script)
+        graph = build_graph(model=model, tools=[append], checkpointer=saver)
+        graph.invoke({"request": "go"}, config)
+        before_plan = next(s for s in graph.get_state_history(config) if s.next == ("plan",))
+        graph.invoke(None, before_plan.config)
+        result = graph.get_state(config).values["rounds"][0]["results"][0]
+    assert calls == ["first", "second"]
+    assert result["arguments"] == {"text": "second"} and result["output"] == "appended second"

@@ -28,7 +28,7 @@ from phasegraph.nodes.deps import Deps, context_of, run_error, task_result, thre
 from phasegraph.nodes.routing import route_after_run_task
 from phasegraph.progress import emit
 from phasegraph.state import TaskInput, TaskOutcome, TaskResult
-from phasegraph.storage.journal import journal_key
+from phasegraph.storage.journal import journal_key, same_call
 from phasegraph.tools import is_idempotent, run_tool
 
 INTERRUPTED = (
@@ -108,6 +108,8 @@ def _run(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> Command[Any
         )
         journal = deps.journal()
         entry = journal.get(key)
+        if entry and not same_call(entry, task["tool"], task["arguments"]):
+            entry = None  # another call under this key (a fork, an edited plan): a new execution
         if entry and entry["state"] == "finished" and entry["result"]:
             result = cast(TaskResult, {**entry["result"], "replayed": True})
         elif entry:

@@ -4,9 +4,11 @@ LangGraph keeps a finished task's result once its writes reach the checkpointer,
 task that was in flight at a crash, and can re-run one that finished just before it (its writes
 are saved in the background). For a tool declared idempotent (``metadata={"idempotent": True}``)
 that is harmless, and its calls are not journalled at all. Every execution of any other tool is
-journalled under (thread, run, phase, round, task): ``started`` before the tool runs, ``finished``
-with its result after. On a re-run, a finished entry is replayed; a started-but-unfinished one is
-reported as "interrupted, outcome unknown", never run again.
+journalled under (thread, run, phase, round, task): ``started`` before the tool runs, with the
+call (tool and arguments), ``finished`` with its result after. On a re-run of the same call, a
+finished entry is replayed; a started-but-unfinished one is reported as "interrupted, outcome
+unknown", never run again. A different call under the same key (`same_call`: a run forked from an
+earlier checkpoint that planned the round anew, a plan edited before it ran) is a new execution.
 
 With a SQLite or PostgreSQL checkpointer the journal is a table in the same database, committed
 before and after each such execution; with any other checkpointer it lives in this process.
@@ -27,7 +29,10 @@ class ToolJournal(Protocol):
     """Where executions are journalled."""
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The entry for ``key``: {"state": "started"|"finished", "result": ...}, or None."""
+        """The entry for ``key``: {"state": "started"|"finished", "result", "tool", "arguments"}.
+
+        None when there is none.
+        """
 
     def start(self, key: str, tool: str, arguments: dict[str, Any]) -> None:
         """Record that an execution begins."""
@@ -53,12 +58,18 @@ class MemoryJournal:
     def start(self, key: str, tool: str, arguments: dict[str, Any]) -> None:
         """Record that an execution begins."""
         with self._lock:
-            self._entries[key] = {"state": "started", "result": None}
+            self._entries[key] = {
+                "state": "started",
+                "result": None,
+                "tool": tool,
+                "arguments": _as_stored(arguments),
+            }
 
     def finish(self, key: str, result: dict[str, Any]) -> None:
         """Record an execution's result."""
         with self._lock:
-            self._entries[key] = {"state": "finished", "result": result}
+            entry = self._entries.get(key, {})
+            self._entries[key] = {**entry, "state": "finished", "result": result}
 
 
 _JOURNAL_TABLE = (
@@ -83,12 +94,18 @@ class TableJournal:
     def get(self, key: str) -> dict[str, Any] | None:
         """The entry for ``key``, or None."""
         rows = self.db.execute(
-            "SELECT state, result FROM phasegraph_tool_journal WHERE key = ?", (key,)
+            "SELECT state, result, tool, arguments FROM phasegraph_tool_journal WHERE key = ?",
+            (key,),
         )
         if not rows:
             return None
-        state, result = rows[0]
-        return {"state": state, "result": json.loads(result) if result else None}
+        state, result, tool, arguments = rows[0]
+        return {
+            "state": state,
+            "result": json.loads(result) if result else None,
+            "tool": tool,
+            "arguments": json.loads(arguments),
+        }
 
     def start(self, key: str, tool: str, arguments: dict[str, Any]) -> None:
         """Record that an execution begins."""
@@ -97,7 +114,7 @@ class TableJournal:
             "VALUES (?, ?, ?, 'started', ?) ON CONFLICT (key) DO UPDATE SET tool = excluded.tool, "
             "arguments = excluded.arguments, state = 'started', result = NULL, "
             "started_at = excluded.started_at, finished_at = NULL",
-            (key, tool, json.dumps(arguments, default=str), time.time()),
+            (key, tool, json.dumps(_as_stored(arguments)), time.time()),
         )
 
     def finish(self, key: str, result: dict[str, Any]) -> None:
@@ -113,6 +130,16 @@ class TableJournal:
 # by id(), which a new checkpointer may reuse after the old one is gone.
 _memory_journals: weakref.WeakKeyDictionary[Any, MemoryJournal] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
+
+
+def _as_stored(arguments: dict[str, Any]) -> Any:
+    """The arguments as a journal keeps them: JSON, anything else by its text."""
+    return json.loads(json.dumps(arguments, default=str))
+
+
+def same_call(entry: dict[str, Any], tool: str, arguments: dict[str, Any]) -> bool:
+    """Whether a journal entry records this call: the same tool with the same arguments."""
+    return entry.get("tool") == tool and entry.get("arguments") == _as_stored(arguments)
 
 
 def journal_for(checkpointer: Any) -> ToolJournal:
