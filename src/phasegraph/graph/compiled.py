@@ -19,6 +19,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.graph import Graph
 from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER, TASKS
+from langgraph.errors import GraphInterrupt
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Send, StateSnapshot
 
@@ -29,6 +30,8 @@ from phasegraph.graph.indexing import record_thread, state_values
 from phasegraph.graph.pause import (
     asker,
     asks_quietly,
+    parent_context,
+    quiet_pause,
     with_question,
     with_review_question,
 )
@@ -114,13 +117,17 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
     def run_context(self, context: Any, config: RunnableConfig | None) -> Context:
         """A run's settings: its context, with those the older way (``configurable``) under it.
 
-        A setting given both ways with different values is refused. Without a workspace set
+        Run as a node of another graph and given no context, it takes the parent run's
+        (`parent_context`). A setting given both ways with different values is refused. Without
+        a workspace set
         (neither way, nor ``PHASEGRAPH_WORKSPACE``), a graph with `thread_workspaces` runs in a
         folder of the thread's own under it.
         """
         configurable = (config or {}).get("configurable") or {}
         names = {f.name for f in dataclasses.fields(Context)}
         older = {k: v for k, v in configurable.items() if k in names}
+        if context is None:
+            context = parent_context(configurable, names)
         if isinstance(context, Context):
             clash = sorted(k for k, v in older.items() if getattr(context, k) != v)
             if clash:
@@ -281,6 +288,11 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
                     if asks_quietly(chunk) and config:
                         chunk = with_question(chunk, self.get_state(config).interrupts)
                     yield chunk
+            except GraphInterrupt as paused:
+                last = None
+                if quiet_pause(paused) and config:  # run as a node: the parent records it
+                    raise GraphInterrupt(self.get_state(config).interrupts) from None
+                raise
             except BaseException:
                 last = None  # the state may have moved past the last values streamed
                 raise
@@ -323,8 +335,13 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         config = self._with_step_limit(config, kwargs.get("context"))
         thread_id = self._guard_target(config)
         if thread_id is None:
-            async for chunk in super().astream(input, config, **kwargs):
-                yield chunk
+            try:
+                async for chunk in super().astream(input, config, **kwargs):
+                    yield chunk
+            except GraphInterrupt as paused:
+                if quiet_pause(paused) and config:  # run as a node: the parent records it
+                    raise GraphInterrupt((await self.aget_state(config)).interrupts) from None
+                raise
             return
         store = await alease_store_for(self.checkpointer)
         async with ahold_lease(store, thread_id) as lease:
@@ -337,6 +354,10 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
                     if asks_quietly(chunk):
                         chunk = with_question(chunk, (await self.aget_state(config)).interrupts)
                     yield chunk
+            except GraphInterrupt as paused:
+                if quiet_pause(paused):
+                    raise GraphInterrupt((await self.aget_state(config)).interrupts) from None
+                raise
             finally:
                 await self._aindex_thread(config, kwargs.get("context"))
 
