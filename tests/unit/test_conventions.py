@@ -242,6 +242,14 @@ def test_a_streamed_pause_carries_its_question(tmp_path: Path) -> None:
     v2 = list(graph.stream({"request": "write out.txt"}, config, context=context,
                            stream_mode="updates", version="v2"))  # fmt: skip
     assert v2[-1]["data"]["__interrupt__"][0].value["kind"] == "plan_review"
+    # v2 values carry interrupts in a field of their own, which invoke(version="v2") reads
+    out = graph.invoke({"request": "write out.txt"}, {"configurable": {"thread_id": "v2-out"}},
+                       context=context, version="v2")  # fmt: skip
+    assert out.value["status"] == "awaiting_review"
+    assert [i.value["kind"] for i in out.interrupts] == ["plan_review"]
+    # the paused checkpoint in the history shows the question as get_state does
+    history = graph.get_state_history({"configurable": {"thread_id": "v2-out"}})
+    assert next(s for s in history if s.next == ("human_review",)).interrupts == out.interrupts
 
 
 def test_an_async_streamed_pause_carries_its_question(tmp_path: Path) -> None:

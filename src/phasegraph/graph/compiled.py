@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -21,17 +21,21 @@ from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER, TASKS
 from langgraph.errors import GraphInterrupt
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command, Send, StateSnapshot
+from langgraph.types import Send, StateSnapshot
 
-from phasegraph.context import MAX_STEPS_LIMIT, Context
-from phasegraph.errors import ConfigurationError, ThreadPausedError, ThreadStateError
+from phasegraph.context import Context
+from phasegraph.errors import ConfigurationError
+from phasegraph.graph.admission import check_input, refuse, with_step_limit
 from phasegraph.graph.errors import with_handler_edges
 from phasegraph.graph.indexing import record_thread, state_values
 from phasegraph.graph.pause import (
     asker,
     asks_quietly,
     parent_context,
+    paused_quietly,
     quiet_pause,
+    values_part,
+    with_interrupts,
     with_question,
     with_review_question,
 )
@@ -46,12 +50,6 @@ from phasegraph.storage.lease import (
     hold_lease,
     lease_store_for,
 )
-from phasegraph.tools.checks import validate_checks
-
-# Budgets live in the state (SPEC section 8), not in LangGraph's per-invocation super-step limit.
-# Every super-step but execute (which may run no tool) and the review pauses spends a step, so
-# an invocation takes at most about 1.5 super-steps per step: this limit is never the one reached.
-RECURSION_LIMIT = 2 * MAX_STEPS_LIMIT + 100
 
 
 class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
@@ -84,6 +82,32 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
     ) -> StateSnapshot:
         """`get_state` for async callers."""
         return with_review_question(await super().aget_state(config, subgraphs=subgraphs))
+
+    def get_state_history(
+        self,
+        config: RunnableConfig,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[StateSnapshot]:
+        """LangGraph's history, each review's pause showing its question as `get_state` does."""
+        history = super().get_state_history(config, filter=filter, before=before, limit=limit)
+        for snapshot in history:
+            yield with_review_question(snapshot)
+
+    async def aget_state_history(
+        self,
+        config: RunnableConfig,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[StateSnapshot]:
+        """`get_state_history` for async callers."""
+        history = super().aget_state_history(config, filter=filter, before=before, limit=limit)
+        async for snapshot in history:
+            yield with_review_question(snapshot)
 
     def update_state(
         self,
@@ -152,32 +176,6 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         thread_id = (config.get("configurable") or {}).get("thread_id")
         return str(thread_id) if thread_id else None
 
-    @staticmethod
-    def _check_input(input: Any, context: Any = None) -> bool:
-        """Whether ``input`` starts a run; a malformed start is refused before any write.
-
-        The caller's checks are refused here too, naming the one at fault: an unknown kind, a
-        path outside the workspace or a command not allowed (SPEC section 11).
-        """
-        if isinstance(input, Command) and input == Command():
-            # LangGraph itself fails on it with an UnboundLocalError (langgraph 1.2)
-            raise ValueError(
-                "Command() carries nothing to do: answer a pause with Command(resume=answer)"
-            )
-        if input is None or isinstance(input, Command):
-            return False
-        if not isinstance(input, Mapping):
-            raise ValueError(f'input must be {{"request": "..."}}; got {type(input).__name__}')
-        request = input.get("request")
-        if not isinstance(request, str) or not request.strip():
-            raise ValueError('input needs a non-empty "request" string')
-        checks = input.get("checks")
-        if checks is not None:
-            if not isinstance(checks, list):
-                raise ValueError('"checks" must be a list, e.g. ["exists:out.txt"]')
-            validate_checks(checks, Context.coerce(context))
-        return True
-
     def _check_persistence(self, config: RunnableConfig | None, context: Any) -> None:
         """Refuse a run whose settings ask for reviews on a graph that cannot keep a pause.
 
@@ -195,49 +193,6 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
                 "paused run needs a checkpointer to be resumed: build_graph(checkpointer=...), "
                 "or review='none'"
             )
-
-    @classmethod
-    def _refuse(cls, input: Any, starts: bool, snapshot: StateSnapshot, tid: str) -> None:
-        """Refuse new input for a thread that holds a run, and an answer for one that does not.
-
-        A ``Command`` (an answer, an update) sent to a thread with no run (a mistyped id) would
-        otherwise start an empty run there.
-        """
-        if starts:
-            cls._refuse_new_input(snapshot.values, snapshot.next, tid)
-        elif isinstance(input, Command) and not snapshot.values:
-            raise ThreadStateError(
-                f"unknown thread {tid!r}: it holds no run to resume; start one with "
-                '{"request": ...}'
-            )
-
-    @staticmethod
-    def _refuse_new_input(values: Mapping[str, Any], next_nodes: Sequence[str], tid: str) -> None:
-        if not values:
-            return
-        if "human_review" in next_nodes:
-            kind = (values.get("pending_review") or {}).get("kind", "review")
-            raise ThreadPausedError(
-                f"thread {tid!r} is paused for a {kind}; answer it with resume() "
-                "(or `phasegraph resume`) instead of sending new input, or use a new thread id"
-            )
-        raise ThreadStateError(
-            f"thread {tid!r} already holds a run (status {values.get('status')}); "
-            "resume it, or start the new request on a new thread id"
-        )
-
-    @staticmethod
-    def _with_step_limit(config: RunnableConfig | None, context: Any) -> RunnableConfig:
-        """The config with LangGraph's super-step limit raised above any budget (SPEC 8).
-
-        Unless the caller set one, LangGraph's thread pool is also sized so that a wave of
-        ``max_parallel`` tasks really runs at once (its default is a few threads per core).
-        """
-        merged: dict[str, Any] = dict(config or {})
-        merged["recursion_limit"] = max(int(merged.get("recursion_limit") or 0), RECURSION_LIMIT)
-        if merged.get("max_concurrency") is None:
-            merged["max_concurrency"] = Context.coerce(context).max_parallel + 2
-        return cast(RunnableConfig, merged)
 
     def _migrate_checkpoint(self, checkpoint: Checkpoint) -> None:
         """LangGraph's migrations of a loaded checkpoint, then those of earlier phasegraphs.
@@ -271,15 +226,16 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
     ) -> Iterator[Any]:
         """LangGraph's stream, run under the thread's lease; new input only for new threads."""
         kwargs["context"] = self.run_context(kwargs.get("context"), config)
-        starts = self._check_input(input, kwargs.get("context"))
+        starts = check_input(input, kwargs.get("context"))
         self._check_persistence(config, kwargs.get("context"))
-        config = self._with_step_limit(config, kwargs.get("context"))
+        config = with_step_limit(config, kwargs.get("context"))
         with self.lease(config) as lease:
             thread_id = self._guard_target(config)
             if thread_id and "checkpoint_id" not in (config or {}).get("configurable", {}):
                 snapshot = checked_state(self, config)  # a refused value: nothing runs
-                self._refuse(input, starts, snapshot, thread_id)
+                refuse(input, starts, snapshot, thread_id)
             last: Mapping[str, Any] | None = None
+            part: dict[str, Any] | None = None
             try:
                 for chunk in super().stream(input, config, **kwargs):
                     if lease is not None:
@@ -287,7 +243,11 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
                     last = state_values(chunk, kwargs, self.stream_mode) or last
                     if asks_quietly(chunk) and config:
                         chunk = with_question(chunk, self.get_state(config).interrupts)
+                    part = values_part(chunk) or part
                     yield chunk
+                if part is not None and paused_quietly(part) and config:
+                    if asked := self.get_state(config).interrupts:
+                        yield with_interrupts(part, asked)
             except GraphInterrupt as paused:
                 last = None
                 if quiet_pause(paused) and config:  # run as a node: the parent records it
@@ -330,9 +290,9 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         """`stream` for async callers."""
         # a thread's own folder may be made here: file-system calls stay off the event loop
         kwargs["context"] = await asyncio.to_thread(self.run_context, kwargs.get("context"), config)
-        starts = self._check_input(input, kwargs.get("context"))
+        starts = check_input(input, kwargs.get("context"))
         self._check_persistence(config, kwargs.get("context"))
-        config = self._with_step_limit(config, kwargs.get("context"))
+        config = with_step_limit(config, kwargs.get("context"))
         thread_id = self._guard_target(config)
         if thread_id is None:
             try:
@@ -347,13 +307,18 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         async with ahold_lease(store, thread_id) as lease:
             if "checkpoint_id" not in (config or {}).get("configurable", {}):
                 snapshot = await achecked_state(self, config)
-                self._refuse(input, starts, snapshot, thread_id)
+                refuse(input, starts, snapshot, thread_id)
+            part: dict[str, Any] | None = None
             try:
                 async for chunk in super().astream(input, config, **kwargs):
                     lease.check()
                     if asks_quietly(chunk):
                         chunk = with_question(chunk, (await self.aget_state(config)).interrupts)
+                    part = values_part(chunk) or part
                     yield chunk
+                if part is not None and paused_quietly(part):
+                    if asked := (await self.aget_state(config)).interrupts:
+                        yield with_interrupts(part, asked)
             except GraphInterrupt as paused:
                 if quiet_pause(paused):
                     raise GraphInterrupt((await self.aget_state(config)).interrupts) from None

@@ -2,10 +2,11 @@
 
 The graph pauses before ``human_review`` (a static breakpoint), which LangGraph reports with no
 question: ``interrupts`` empty, an empty ``__interrupt__`` in a stream (and so none in invoke's
-output, which LangGraph reads from the stream), and, where the graph runs as a node of another,
-a `GraphInterrupt` carrying nothing, which the parent run records as its pause. These put the
-pending review's question there, so that ``Command(resume=answer)`` answers what the person
-sees. Run as a node, the graph also takes the parent run's settings (`parent_context`).
+output, which LangGraph reads from the stream), a ``version="v2"`` values stream whose last
+state carries no interrupt, and, where the graph runs as a node of another, a `GraphInterrupt`
+carrying nothing, which the parent run records as its pause. These put the pending review's
+question there, so that ``Command(resume=answer)`` answers what the person sees. Run as a node,
+the graph also takes the parent run's settings (`parent_context`).
 """
 
 from __future__ import annotations
@@ -81,6 +82,34 @@ def with_question(chunk: Any, interrupts: tuple[Interrupt, ...]) -> Any:
     if "data" in chunk and "type" in chunk:
         return {**chunk, "data": asked}
     return asked
+
+
+def values_part(chunk: Any) -> dict[str, Any] | None:
+    """The chunk if it is a ``version="v2"`` values part of the graph's own state, else None."""
+    if isinstance(chunk, dict) and chunk.get("type") == "values" and "interrupts" in chunk:
+        return None if chunk.get("ns") else chunk
+    return None
+
+
+def paused_quietly(part: Mapping[str, Any]) -> bool:
+    """Whether a v2 values part is a review pause's state and does not carry its question.
+
+    A v2 values stream (which ``invoke(..., version="v2")`` reads its ``interrupts`` from) ends
+    at the review's breakpoint with that state, and LangGraph puts no interrupt in it: the
+    stream then adds the part again with the question (`with_interrupts`).
+    """
+    data = part["data"]
+    return (
+        not part["interrupts"]
+        and isinstance(data, Mapping)
+        and bool(data.get("pending_review"))
+        and data.get("status") == "awaiting_review"
+    )
+
+
+def with_interrupts(part: Mapping[str, Any], interrupts: tuple[Interrupt, ...]) -> dict[str, Any]:
+    """A v2 values part with ``interrupts`` in its typed field."""
+    return {**part, "interrupts": interrupts}
 
 
 def quiet_pause(paused: GraphInterrupt) -> bool:

@@ -1,0 +1,91 @@
+"""What a run of the compiled graph is admitted with (SPEC sections 6 and 8).
+
+A malformed start is refused before anything is written, new input for a thread that holds a
+run (above all one paused for review) is refused, and LangGraph's super-step limit is set above
+any step budget, which lives in the state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command, StateSnapshot
+
+from phasegraph.context import MAX_STEPS_LIMIT, Context
+from phasegraph.errors import ThreadPausedError, ThreadStateError
+from phasegraph.tools.checks import validate_checks
+
+# Budgets live in the state (SPEC section 8), not in LangGraph's per-invocation super-step limit.
+# Every super-step but execute (which may run no tool) and the review pauses spends a step, so
+# an invocation takes at most about 1.5 super-steps per step: this limit is never the one reached.
+RECURSION_LIMIT = 2 * MAX_STEPS_LIMIT + 100
+
+
+def check_input(input: Any, context: Any = None) -> bool:
+    """Whether ``input`` starts a run; a malformed start is refused before any write.
+
+    The caller's checks are refused here too, naming the one at fault: an unknown kind, a
+    path outside the workspace or a command not allowed (SPEC section 11).
+    """
+    if isinstance(input, Command) and input == Command():
+        # LangGraph itself fails on it with an UnboundLocalError (langgraph 1.2)
+        raise ValueError(
+            "Command() carries nothing to do: answer a pause with Command(resume=answer)"
+        )
+    if input is None or isinstance(input, Command):
+        return False
+    if not isinstance(input, Mapping):
+        raise ValueError(f'input must be {{"request": "..."}}; got {type(input).__name__}')
+    request = input.get("request")
+    if not isinstance(request, str) or not request.strip():
+        raise ValueError('input needs a non-empty "request" string')
+    checks = input.get("checks")
+    if checks is not None:
+        if not isinstance(checks, list):
+            raise ValueError('"checks" must be a list, e.g. ["exists:out.txt"]')
+        validate_checks(checks, Context.coerce(context))
+    return True
+
+
+def refuse(input: Any, starts: bool, snapshot: StateSnapshot, tid: str) -> None:
+    """Refuse new input for a thread that holds a run, and an answer for one that does not.
+
+    A ``Command`` (an answer, an update) sent to a thread with no run (a mistyped id) would
+    otherwise start an empty run there.
+    """
+    if starts:
+        _refuse_new_input(snapshot.values, snapshot.next, tid)
+    elif isinstance(input, Command) and not snapshot.values:
+        raise ThreadStateError(
+            f"unknown thread {tid!r}: it holds no run to resume; start one with "
+            '{"request": ...}'
+        )
+
+def _refuse_new_input(values: Mapping[str, Any], next_nodes: Sequence[str], tid: str) -> None:
+    if not values:
+        return
+    if "human_review" in next_nodes:
+        kind = (values.get("pending_review") or {}).get("kind", "review")
+        raise ThreadPausedError(
+            f"thread {tid!r} is paused for a {kind}; answer it with resume() "
+            "(or `phasegraph resume`) instead of sending new input, or use a new thread id"
+        )
+    raise ThreadStateError(
+        f"thread {tid!r} already holds a run (status {values.get('status')}); "
+        "resume it, or start the new request on a new thread id"
+    )
+
+
+def with_step_limit(config: RunnableConfig | None, context: Any) -> RunnableConfig:
+    """The config with LangGraph's super-step limit raised above any budget (SPEC 8).
+
+    Unless the caller set one, LangGraph's thread pool is also sized so that a wave of
+    ``max_parallel`` tasks really runs at once (its default is a few threads per core).
+    """
+    merged: dict[str, Any] = dict(config or {})
+    merged["recursion_limit"] = max(int(merged.get("recursion_limit") or 0), RECURSION_LIMIT)
+    if merged.get("max_concurrency") is None:
+        merged["max_concurrency"] = Context.coerce(context).max_parallel + 2
+    return cast(RunnableConfig, merged)
