@@ -163,10 +163,12 @@ REPLAN_FEEDBACK = """
 The person said: {feedback}"""
 
 SUMMARIZE_SYSTEM = """You write the final report of a piece of work. Call summarizer once.
-final_summary is two to four sentences of Markdown for a person: what was done and found, what was
-not done and why, and what to do next. Be factual: use only the facts given. Do not copy the goal,
-the phases, the checks or the rounds listed below: code adds those facts beneath your summary.
-highlights, unfinished and next_steps are short lists; quality_assessment is one sentence."""
+final_summary is two or three sentences of Markdown for a person: what was done and found, what
+was not done and why, and what to do next. Be factual: use only the facts given. Do not copy the
+goal, the phases, the checks or the rounds listed below: code adds those facts beneath your
+summary. highlights, unfinished and next_steps hold at most two short items each, only what
+final_summary does not say: leave a list empty when there is nothing to add. quality_assessment
+is one short sentence."""
 
 SUMMARIZE_USER = """Goal: {goal}
 How the run ended: {stop}

@@ -205,3 +205,15 @@ def test_a_summary_cut_by_its_grammar_reads_as_whole_sentences() -> None:
     assert len(summary.final_summary) < len(cut)
     assert summary.highlights == [item.rstrip().rsplit(None, 1)[0] + "\u2026", "One."]
     assert summary.quality_assessment == "Good."
+
+
+def test_a_summary_is_offered_to_the_model_as_a_short_paragraph_and_short_lists() -> None:
+    from phasegraph.models.structured import function_spec
+    from phasegraph.state import Summary
+
+    fields = function_spec("summarizer", Summary)["function"]["parameters"]["properties"]
+    # a grammar closes each part at its bound: at most about 220 answer tokens in all
+    assert fields["final_summary"]["maxLength"] == 300
+    for name in ("highlights", "unfinished", "next_steps"):
+        assert fields[name]["maxItems"] == 2 and fields[name]["items"]["maxLength"] == 80
+    assert fields["quality_assessment"]["maxLength"] == 80

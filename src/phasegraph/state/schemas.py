@@ -241,15 +241,15 @@ class Replan(Result):
 
 # Bounds of a summary's parts, in characters (see `at_most`): unbounded, a summary decoded under
 # a grammar can run to the token limit inside final_summary, attempt after attempt, before the
-# plain-text fallback (docs/traces.md). All parts at their longest (about 1,300 characters, some
-# 330 tokens) fit in one answer of the 1,024-token limit, so a grammar closes them in time; each
+# plain-text fallback (docs/traces.md). All parts at their longest (about 860 characters, some
+# 220 tokens) fit in one answer of the 1,024-token limit, so a grammar closes them in time; each
 # is below the most a grammar takes (`local_format.GRAMMAR_MAX_BOUND`). The summary says what the
 # facts mean; code adds the facts themselves, so its prose is bounded short: a local model's
 # answer costs a second for every fifteen or so tokens on 2 cores (docs/benchmarks.md). A part
 # the bound cut mid-sentence keeps its whole sentences (`whole_sentences`).
-SUMMARY_CHARS = 400
-SUMMARY_ITEMS, SUMMARY_ITEM_CHARS = 3, 100
-ASSESSMENT_CHARS = 120
+SUMMARY_CHARS = 300
+SUMMARY_ITEMS, SUMMARY_ITEM_CHARS = 2, 80
+ASSESSMENT_CHARS = 80
 
 
 class Summary(Result):
