@@ -32,7 +32,8 @@ def check_input(input: Any, context: Any = None) -> bool:
     if isinstance(input, Command) and input == Command():
         # LangGraph itself fails on it with an UnboundLocalError (langgraph 1.2)
         raise ValueError(
-            "Command() carries nothing to do: answer a pause with Command(resume=answer)"
+            "Command() carries nothing to do (resume=None is no answer): answer a pause with "
+            "Command(resume=answer)"
         )
     if input is None or isinstance(input, Command):
         return False
