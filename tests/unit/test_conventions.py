@@ -250,6 +250,11 @@ def test_a_streamed_pause_carries_its_question(tmp_path: Path) -> None:
     # the paused checkpoint in the history shows the question as get_state does
     history = graph.get_state_history({"configurable": {"thread_id": "v2-out"}})
     assert next(s for s in history if s.next == ("human_review",)).interrupts == out.interrupts
+    # a run forked from an earlier checkpoint pauses again, and says so with its new question
+    config = {"configurable": {"thread_id": "v2-out"}}
+    fork = next(s for s in graph.get_state_history(config) if s.next == ("phase_plan",))
+    again = graph.invoke(None, fork.config, context=context, version="v2")
+    assert again.interrupts == graph.get_state(config).interrupts != out.interrupts
 
 
 def test_an_async_streamed_pause_carries_its_question(tmp_path: Path) -> None:

@@ -19,7 +19,6 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.graph import Graph
 from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER, TASKS
-from langgraph.errors import GraphInterrupt
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send, StateSnapshot
 
@@ -33,7 +32,6 @@ from phasegraph.graph.pause import (
     asks_quietly,
     parent_context,
     paused_quietly,
-    quiet_pause,
     values_part,
     with_interrupts,
     with_question,
@@ -142,16 +140,16 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         """A run's settings: its context, with those the older way (``configurable``) under it.
 
         Run as a node of another graph and given no context, it takes the parent run's
-        (`parent_context`). A setting given both ways with different values is refused. Without
-        a workspace set
-        (neither way, nor ``PHASEGRAPH_WORKSPACE``), a graph with `thread_workspaces` runs in a
-        folder of the thread's own under it.
+        `Context` (`parent_context`). A setting given both ways with different values is
+        refused. Without a workspace set (neither way, nor ``PHASEGRAPH_WORKSPACE``), a graph
+        with `thread_workspaces` runs in a folder of the thread's own under it.
         """
         configurable = (config or {}).get("configurable") or {}
         names = {f.name for f in dataclasses.fields(Context)}
         older = {k: v for k, v in configurable.items() if k in names}
-        if context is None:
-            context = parent_context(configurable, names)
+        if context is None and (parent := parent_context(configurable)) is not None:
+            # the parent's settings, with those given to this node the older way over them
+            context = dataclasses.replace(parent, **older)
         if isinstance(context, Context):
             clash = sorted(k for k, v in older.items() if getattr(context, k) != v)
             if clash:
@@ -237,27 +235,37 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             last: Mapping[str, Any] | None = None
             part: dict[str, Any] | None = None
             try:
-                for chunk in super().stream(input, config, **kwargs):
+                # LangGraph's own stream, of the graph this run streams (`_as_run`)
+                run = CompiledStateGraph.stream(self._as_run(config), input, config, **kwargs)
+                for chunk in run:
                     if lease is not None:
                         lease.check()  # taken over while this run stalled: stop here
                     last = state_values(chunk, kwargs, self.stream_mode) or last
                     if asks_quietly(chunk) and config:
-                        chunk = with_question(chunk, self.get_state(config).interrupts)
+                        chunk = with_question(chunk, self.get_state(_latest(config)).interrupts)
                     part = values_part(chunk) or part
                     yield chunk
                 if part is not None and paused_quietly(part) and config:
-                    if asked := self.get_state(config).interrupts:
+                    if asked := self.get_state(_latest(config)).interrupts:
                         yield with_interrupts(part, asked)
-            except GraphInterrupt as paused:
-                last = None
-                if quiet_pause(paused) and config:  # run as a node: the parent records it
-                    raise GraphInterrupt(self.get_state(config).interrupts) from None
-                raise
             except BaseException:
                 last = None  # the state may have moved past the last values streamed
                 raise
             finally:
                 self._index_thread(config, kwargs.get("context"), last)
+
+    def _as_run(self, config: RunnableConfig | None) -> PhaseGraph:
+        """The graph a run streams: this one, or as a node of another, one that asks in its node.
+
+        Run as a node, a review's pause at the static breakpoint before ``human_review`` would
+        reach the parent as an interrupt with no question, and an answer by the question's id
+        could not be routed to it (LangGraph routes those to interrupts raised in a node, as
+        more than one pending in one parent must be). Such a run goes into ``human_review``,
+        whose ``interrupt()`` asks the question (`nodes.human_review.answer_of`).
+        """
+        if not (config or {}).get("configurable", {}).get("checkpoint_ns"):
+            return self
+        return self.copy({"interrupt_before_nodes": ()})
 
     def _index_thread(
         self, config: RunnableConfig, context: Any, values: Mapping[str, Any] | None = None
@@ -294,14 +302,10 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         self._check_persistence(config, kwargs.get("context"))
         config = with_step_limit(config, kwargs.get("context"))
         thread_id = self._guard_target(config)
+        graph = self._as_run(config)
         if thread_id is None:
-            try:
-                async for chunk in super().astream(input, config, **kwargs):
-                    yield chunk
-            except GraphInterrupt as paused:
-                if quiet_pause(paused) and config:  # run as a node: the parent records it
-                    raise GraphInterrupt((await self.aget_state(config)).interrupts) from None
-                raise
+            async for chunk in CompiledStateGraph.astream(graph, input, config, **kwargs):
+                yield chunk
             return
         store = await alease_store_for(self.checkpointer)
         async with ahold_lease(store, thread_id) as lease:
@@ -310,19 +314,16 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
                 refuse(input, starts, snapshot, thread_id)
             part: dict[str, Any] | None = None
             try:
-                async for chunk in super().astream(input, config, **kwargs):
+                async for chunk in CompiledStateGraph.astream(graph, input, config, **kwargs):
                     lease.check()
                     if asks_quietly(chunk):
-                        chunk = with_question(chunk, (await self.aget_state(config)).interrupts)
+                        latest = await self.aget_state(_latest(config))
+                        chunk = with_question(chunk, latest.interrupts)
                     part = values_part(chunk) or part
                     yield chunk
                 if part is not None and paused_quietly(part):
-                    if asked := (await self.aget_state(config)).interrupts:
+                    if asked := (await self.aget_state(_latest(config))).interrupts:
                         yield with_interrupts(part, asked)
-            except GraphInterrupt as paused:
-                if quiet_pause(paused):
-                    raise GraphInterrupt((await self.aget_state(config)).interrupts) from None
-                raise
             finally:
                 await self._aindex_thread(config, kwargs.get("context"))
 

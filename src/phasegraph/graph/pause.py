@@ -2,21 +2,19 @@
 
 The graph pauses before ``human_review`` (a static breakpoint), which LangGraph reports with no
 question: ``interrupts`` empty, an empty ``__interrupt__`` in a stream (and so none in invoke's
-output, which LangGraph reads from the stream), a ``version="v2"`` values stream whose last
-state carries no interrupt, and, where the graph runs as a node of another, a `GraphInterrupt`
-carrying nothing, which the parent run records as its pause. These put the pending review's
-question there, so that ``Command(resume=answer)`` answers what the person sees. Run as a node,
-the graph also takes the parent run's settings (`parent_context`).
+output, which LangGraph reads from the stream), and a ``version="v2"`` values stream whose
+last state carries no interrupt. These put the pending review's question there, so that
+``Command(resume=answer)`` answers what the person sees. Run as a node of another graph, the
+graph asks in ``human_review`` instead (`PhaseGraph._as_run`) and takes the parent run's
+`Context` (`parent_context`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 from langgraph._internal._constants import CONFIG_KEY_RUNTIME
-from langgraph.errors import GraphInterrupt
 from langgraph.types import Interrupt, StateSnapshot
 
 from phasegraph.context import Context
@@ -112,30 +110,15 @@ def with_interrupts(part: Mapping[str, Any], interrupts: tuple[Interrupt, ...]) 
     return {**part, "interrupts": interrupts}
 
 
-def quiet_pause(paused: GraphInterrupt) -> bool:
-    """Whether a run as a node stopped at the review's breakpoint: an interrupt with no question.
-
-    The caller raises it again with the paused state's ``interrupts`` (`with_review_question`),
-    so that the parent's state and output show the question.
-    """
-    return not (paused.args and paused.args[0])
-
-
-def parent_context(configurable: Mapping[str, Any], names: set[str]) -> Any:
-    """The settings of the run this graph is a node of, as far as they are phasegraph's.
+def parent_context(configurable: Mapping[str, Any]) -> Context | None:
+    """The settings of the run this graph is a node of, when they are phasegraph's `Context`.
 
     A graph run as a node gets its parent run's runtime in its config, and LangGraph hands that
     runtime's context to the nodes unless the run sets one: phasegraph always sets one, so
-    without this the parent's settings would be dropped for the defaults. A `Context` passes
-    whole; a context of another schema (a mapping, a dataclass) passes the fields ``names``
-    (phasegraph's), the others being the parent's own. None outside a parent run.
+    without this a parent's `Context` would be dropped for the defaults. A context of another
+    schema is the parent's own, whatever its fields are called (a ``model`` field naming the
+    parent's model is not phasegraph's), and is not read. None outside a parent run.
     """
     # LangGraph has no public name for the key that carries the parent's runtime
     parent = getattr(configurable.get(CONFIG_KEY_RUNTIME), "context", None)
-    if parent is None or isinstance(parent, Context):
-        return parent
-    if dataclasses.is_dataclass(parent) and not isinstance(parent, type):
-        parent = {f.name: getattr(parent, f.name) for f in dataclasses.fields(parent)}
-    if not isinstance(parent, Mapping):
-        return None
-    return {k: v for k, v in parent.items() if k in names} or None
+    return parent if isinstance(parent, Context) else None

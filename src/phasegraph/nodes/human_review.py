@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from langgraph._internal._constants import CONFIG_KEY_RESUMING
+from langgraph.config import get_config
 from langgraph.errors import GraphInterrupt
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
@@ -123,17 +125,28 @@ def review_question(pending: Mapping[str, Any], error: str = "") -> dict[str, An
     return question
 
 
+def continued() -> bool:
+    """Whether this run continues a paused one (resumed), rather than reaching the review now.
+
+    A run reaches ``human_review`` after its pause, resumed; run as a node of another graph,
+    it reaches it at once (`graph.compiled.PhaseGraph._as_run`), and its first question is no
+    error.
+    """
+    # LangGraph has no public name for the key that says a run resumes
+    return bool(get_config().get("configurable", {}).get(CONFIG_KEY_RESUMING))
+
+
 def answer_of(state: State, runtime: Runtime[Context]) -> Any:
     """The person's answer that fits the pending review, asking (``interrupt``) until one does.
 
-    A run continued with no answer at all asks too, saying so.
+    A resumed run continued with no answer at all asks too, saying so.
     """
     pending = state.get("pending_review")
     if not pending:
         raise ThreadStateError("human_review ran with no pending review")
     context = context_of(runtime)
     feedback = state.get("human_feedback")
-    error = "" if feedback is not None else no_answer(pending)
+    error = no_answer(pending) if feedback is None and continued() else ""
     while True:
         if feedback is None:
             try:
