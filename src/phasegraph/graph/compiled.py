@@ -241,11 +241,11 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
                     if lease is not None:
                         lease.check()  # taken over while this run stalled: stop here
                     last = state_values(chunk, kwargs, self.stream_mode) or last
-                    if asks_quietly(chunk) and config:
+                    if asks_quietly(chunk):
                         chunk = with_question(chunk, self.get_state(_latest(config)).interrupts)
                     part = values_part(chunk) or part
                     yield chunk
-                if part is not None and paused_quietly(part) and config:
+                if part is not None and paused_quietly(part):
                     if asked := self.get_state(_latest(config)).interrupts:
                         yield with_interrupts(part, asked)
             except BaseException:
