@@ -293,21 +293,27 @@ def test_checks_decide_the_exit_code(ws: Path) -> None:
         ("exists:files.md", True),
         ("contains:files.md:notes.txt", True),
     ]
-    # one name checked of several: the other lines rest on the judge's word
+    # a name found in the file: whether one is missing rests on the judge's word
     (files_md,) = result["evidence"]["files"]
     assert files_md["vouched_by"] == "partial" and result["evidence"]["verified"] is False
     (ws / "files.md").unlink()  # a check that held before the work would vouch for nothing
     every = cli("run", "go", "--thread", "every", "--model", MODEL, "--check",
                 r"matches:files.md:^- \S+\.txt$", "--json", cwd=ws)  # fmt: skip
-    assert every.returncode == 0, every.stderr
     (files_md,) = json.loads(every.stdout)["evidence"]["files"]
+    assert every.returncode == 0 and files_md["vouched_by"] == "partial", every.stderr
+    # the whole text pinned: code vouches for it
+    (ws / "files.md").unlink()
+    whole = cli("run", "go", "--thread", "whole", "--model", MODEL, "--check",
+                "equals:files.md:- notes.txt\n- todo.txt", "--json", cwd=ws)  # fmt: skip
+    assert whole.returncode == 0, whole.stderr
+    (files_md,) = json.loads(whole.stdout)["evidence"]["files"]
     assert files_md["vouched_by"] == "checks"
-    assert json.loads(every.stdout)["evidence"]["verified"] is True
+    assert json.loads(whole.stdout)["evidence"]["verified"] is True
     # without a check that reads it, completed says on whose word it rests, and how to verify
     plain = cli("run", "go", "--thread", "plain", "--model", MODEL, cwd=ws)
     assert plain.returncode == 0 and "files.md rests on the judge's word alone" in plain.stdout
-    note = "note: completed on the judge's word for files.md (or the lines of it no check reads)"
-    assert note in plain.stderr and "give --check" in plain.stderr
+    note = "note: completed on the judge's word for files.md (in full or in part)"
+    assert note in plain.stderr and "give --check that pins each file whole" in plain.stderr
     # 4: the run ended, but a check fails; the summary says which, and what code saw
     # (no replan: the script's replanner would repeat the same plan until the step budget)
     no_replan = {"PHASEGRAPH_MAX_REPLANS": "0"}
@@ -321,6 +327,7 @@ def test_checks_decide_the_exit_code(ws: Path) -> None:
     assert statuses == {
         "ok": "completed",
         "every": "completed",
+        "whole": "completed",
         "plain": "completed",
         "short": "incomplete",
     }

@@ -1,6 +1,6 @@
 """Checks of what a file holds for any request (SPEC section 11): one number, the lines it had,
-a copy's bytes; evaluated by code, proposed by the analysis where the request names the file,
-and holding a phase open when the judge calls wrong work done."""
+a copy's bytes, its whole text; evaluated by code, proposed by the analysis where the request
+names the file, and holding a phase open when the judge calls wrong work done."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ from scripts import ANALYSIS, judgement, round_plan
         ("number:n.txt", {"kind": "number", "path": "n.txt"}),
         ("keeps:a.txt", {"kind": "keeps", "path": "a.txt"}),
         ("copy:b/c.yaml:c.yaml", {"kind": "copy", "path": "b/c.yaml", "of": "c.yaml"}),
+        ("equals:t.txt:a: b\nc", {"kind": "equals", "path": "t.txt", "text": "a: b\nc"}),
     ],
 )
 def test_the_new_kinds_read_from_and_back_to_their_command_line_form(
@@ -52,6 +53,25 @@ def test_a_number_check_passes_only_on_one_number_alone(
 ) -> None:
     (tmp_path / "n.txt").write_text(content)
     assert run(tmp_path, "number:n.txt")[0] is passed
+
+
+@pytest.mark.parametrize(
+    ("content", "passed"),
+    [("ann\nbob\n", True), ("ann  \r\nbob\n\n\n", True), ("ann\nbob", True),
+     ("ann\n", False), ("bob\nann\n", False), ("ann\nbob\ncid\n", False),
+     (" ann\nbob\n", False), ("ann\n\nbob\n", False), ("", False)],
+)  # fmt: skip
+def test_an_equals_check_passes_on_the_whole_text_and_nothing_missing_or_more(
+    tmp_path: Path, content: str, passed: bool
+) -> None:
+    (tmp_path / "t.txt").write_text(content, newline="")
+    assert run(tmp_path, "equals:t.txt:ann\nbob\n")[0] is passed
+
+
+def test_an_equals_check_says_what_the_file_holds_instead(tmp_path: Path) -> None:
+    (tmp_path / "t.txt").write_text("ann\n")
+    passed, detail = run(tmp_path, "equals:t.txt:ann\nbob")
+    assert passed is False and detail == "t.txt holds 'ann', not exactly 'ann\\nbob'"
 
 
 def test_a_keeps_check_holds_the_lines_the_file_had_when_it_was_set(tmp_path: Path) -> None:

@@ -46,9 +46,9 @@ def unverified_note(values: Mapping[str, Any]) -> str:
     unchecked = [f["path"] for f in evidence.get("files") or [] if f["vouched_by"] != "checks"]
     what = ", ".join(unchecked) if unchecked else "the outcome"
     return (
-        f"note: completed on the judge's word for {what} (or the lines of it no check reads); "
-        "give --check (contains:PATH:TEXT, matches:PATH:REGEX, copy:PATH:SOURCE, "
-        "'cmd:COMMAND => TEXT') that read every line for code to verify it"
+        f"note: completed on the judge's word for {what} (in full or in part); give --check "
+        "that pins each file whole (equals:PATH:TEXT, copy:PATH:SOURCE, 'cmd:COMMAND => TEXT') "
+        "for code to verify it"
     )
 
 

@@ -98,6 +98,8 @@ def in_words(check: Mapping[str, Any]) -> str:
             )
         case "matches":
             return f"{check['path']} must be as the request asks ({SAID_BY_EXPRESSION})"
+        case "equals":
+            return f"{check['path']} must hold exactly {check['text']!r} and nothing more"
         case "number":
             return (
                 f"{check['path']} must hold one number and nothing else (code does not check "
@@ -125,7 +127,7 @@ def to_do(checks: Iterable[CheckRecord], missing: Callable[[str], bool]) -> list
     new_files = {
         c["path"]
         for c in open_checks
-        if c["kind"] in ("contains", "matches", "number", "copy") and missing(c["path"])
+        if c["kind"] in ("contains", "matches", "equals", "number", "copy") and missing(c["path"])
     }
     steps: list[str] = []
     steps = [
@@ -176,6 +178,8 @@ def still_to_do(check: CheckRecord) -> str:
             return write_whole(check["path"], check["detail"])
         case "matches":
             return f"change {check['path']} as the request asks ({check['detail']})"
+        case "equals":
+            return f"make {check['path']} hold exactly {check['text']!r} ({check['detail']})"
         case "number":
             return (
                 f"work out from the inputs the number the request asks for, then write only "

@@ -9,11 +9,7 @@ claims no more than that.
 from __future__ import annotations
 
 import os
-import re
-from bisect import bisect_right
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import accumulate
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -22,8 +18,8 @@ from phasegraph.facts.tools import changed_files
 from phasegraph.state import CheckRecord, DeliverableEvidence, Evidence, State
 from phasegraph.state.evidence import VouchedBy
 from phasegraph.state.reading import run_results
-from phasegraph.tools.checks import HAS_TEXT, expression
-from phasegraph.tools.workspace import SEARCH_TIMEOUT_S, Workspace, WorkspaceError, workspace_path
+from phasegraph.tools.checks import HAS_TEXT
+from phasegraph.tools.workspace import Workspace, workspace_path
 
 
 def deliverables(state: State, tools: Mapping[str, BaseTool], space: Workspace) -> list[str]:
@@ -53,11 +49,12 @@ def deliverables(state: State, tools: Mapping[str, BaseTool], space: Workspace) 
 def reads_content(check: CheckRecord) -> bool:
     """Whether a passing ``check`` says what its file holds, not only that it is there.
 
-    ``contains``, ``matches`` (other than "holds some text") and ``copy`` do. ``exists`` does
-    not, nor ``number``, which says the file holds a number, not that it is the right one, nor
-    ``keeps``, which says the lines a file had are still there, not that the change asked of it
-    was made. A command does when its output must hold a text (``expect``): a program that
-    succeeds on any file (``cat``, ``wc``) says nothing of what the file holds by its exit code.
+    ``contains``, ``matches`` (other than "holds some text"), ``equals`` and ``copy`` do.
+    ``exists`` does not, nor ``number``, which says the file holds a number, not that it is the
+    right one, nor ``keeps``, which says the lines a file had are still there, not that the
+    change asked of it was made. A command does when its output must hold a text (``expect``):
+    a program that succeeds on any file (``cat``, ``wc``) says nothing of what the file holds by
+    its exit code.
     """
     if check["kind"] in ("exists", "number", "keeps"):
         return False
@@ -66,18 +63,28 @@ def reads_content(check: CheckRecord) -> bool:
     return check.get("pattern") != HAS_TEXT
 
 
+def pins_whole(check: CheckRecord) -> bool:
+    """Whether a passing ``check`` that reads content says what its file holds in full.
+
+    ``equals`` (the whole text) and ``copy`` (the same bytes as its source) do, and so does a
+    command that reads content (a caller's program, whose judgement code cannot see into).
+    ``contains`` and ``matches`` do not, however much of the file they match: they say a text
+    is there, never that nothing is missing. A file that holds only the one value a check names,
+    where the request asks for several, passes every such check.
+    """
+    return check["kind"] in ("equals", "copy", "command")
+
+
 def vouching(rel: str, checks: Sequence[CheckRecord], space: Workspace) -> DeliverableEvidence:
-    """What vouches for one deliverable: ``checks`` where passing checks read its every line.
+    """What vouches for one deliverable: ``checks`` where a passing check pins its whole content.
 
     A check reads a file's content as `reads_content` says, and vouches for the work only if it
     did not already pass before the work began (``held_before``): a text an input held all
-    along says nothing of the change asked of it. Such checks vouch for the lines they read
-    (see `lines_read`); a passing ``keeps`` check, beside one of them, for the lines the file
-    had. Where they read every line that holds text, ``checks``; where only some, ``partial``
-    (the rest rests on the judge's word: a file that holds the checked text and more passes a
-    ``contains`` check). Where the passing checks that name it say only that it is there, or
-    held before, ``presence``; where no passing check names it, ``judge``. Failing checks are
-    listed too.
+    along says nothing of the change asked of it. Where one of them pins the whole content
+    (`pins_whole`), ``checks``; where they only find texts in it, ``partial`` (whether anything
+    is missing or more is there rests on the judge's word). Where the passing checks that name
+    it say only that it is there, or held before, ``presence``; where no passing check names
+    it, ``judge``. Failing checks are listed too.
     """
     content, presence, failing = [], [], []
     for check in checks:
@@ -91,9 +98,7 @@ def vouching(rel: str, checks: Sequence[CheckRecord], space: Workspace) -> Deliv
             presence.append(check)
     vouched_by: VouchedBy = "presence" if presence else "judge"
     if content:
-        kept = [c for c in presence if c["kind"] == "keeps"]
-        whole = _every_line_read(rel, [*content, *kept], space)
-        vouched_by = "checks" if whole else "partial"
+        vouched_by = "checks" if any(pins_whole(c) for c in content) else "partial"
     return {
         "path": rel,
         "vouched_by": vouched_by,
@@ -101,88 +106,6 @@ def vouching(rel: str, checks: Sequence[CheckRecord], space: Workspace) -> Deliv
         "failing": [c["label"] for c in failing],
         "exists": os.path.lexists(space.real_root / rel),
     }
-
-
-def _every_line_read(rel: str, checks: Sequence[CheckRecord], space: Workspace) -> bool:
-    """Whether ``checks`` together read every line of the file that holds text."""
-    if any(c["kind"] in _READ_WHOLE for c in checks):
-        return True
-    try:
-        data, size = space.read_bytes(space.relative(rel), space.max_read_bytes)
-    except (OSError, WorkspaceError):
-        return False
-    if size > len(data):
-        return False  # not read whole, so not every line was read
-    lines = data.decode("utf-8", errors="replace").splitlines(keepends=True)
-    read: set[int] = set()
-    for check in checks:
-        read |= lines_read(check, lines) or set()
-    return all(n in read for n, line in enumerate(lines) if line.strip())
-
-
-def lines_read(check: CheckRecord, lines: Sequence[str]) -> set[int] | None:
-    """The lines of a file (numbered from 0) that a passing ``check`` of it reads; None: all.
-
-    ``copy`` reads all (the same bytes as its source), and so does a command whose output must
-    hold a text (a caller's program, whose reading code cannot see). ``contains`` and
-    ``matches`` read the lines whose text they match whole (`covered_lines`); ``keeps`` the
-    lines the file had, each as often as it had it.
-    """
-    if check["kind"] in _READ_WHOLE:
-        return None
-    text = "".join(lines)
-    if check["kind"] == "keeps":
-        had = Counter(line.rstrip() for line in check["text"].splitlines())
-        kept = set()
-        for n, line in enumerate(lines):
-            if had[line.rstrip()] > 0:  # each line the file had reads one line, no more
-                had[line.rstrip()] -= 1
-                kept.add(n)
-        return kept
-    if check["kind"] == "contains":
-        wanted = check["text"]
-        spans = [(m.start(), m.start() + len(wanted)) for m in re.finditer(re.escape(wanted), text)]
-    elif check["kind"] == "matches":
-        try:
-            found = expression(check).finditer(text, timeout=SEARCH_TIMEOUT_S)
-            spans = [m.span() for m in found]
-        except TimeoutError:
-            return set()
-    else:
-        return set()
-    return covered_lines(lines, spans)
-
-
-def covered_lines(lines: Sequence[str], spans: Iterable[tuple[int, int]]) -> set[int]:
-    """The lines whose text (less the blanks around it) lies wholly inside the matched ``spans``.
-
-    A check vouches for a line only where what it matched is that line's text: the text "42"
-    found in a line "142", or in "42 or so", leaves the rest of the line the judge's word. A
-    match of no text (``^``, ``x*``) covers nothing, though it is found on every line.
-    """
-    covered: list[tuple[int, int]] = []  # merged: a text over two lines covers both
-    for start, end in sorted(s for s in spans if s[1] > s[0]):
-        if covered and start <= covered[-1][1]:
-            covered[-1] = (covered[-1][0], max(covered[-1][1], end))
-        else:
-            covered.append((start, end))
-    heads = [start for start, _ in covered]
-    starts = accumulate((len(x) for x in lines), initial=0)
-    read = set()
-    for n, (offset, line) in enumerate(zip(starts, lines, strict=False)):  # one more start
-        text = line.strip()
-        if not text:
-            continue
-        start = offset + len(line) - len(line.lstrip())
-        end = start + len(text)
-        i = bisect_right(heads, start) - 1
-        if i >= 0 and covered[i][1] >= end:
-            read.add(n)
-    return read
-
-
-#: Checks that read a file whole: the same bytes as a source; a caller's program's output.
-_READ_WHOLE = ("copy", "command")
 
 
 def _names(check: CheckRecord, rel: str, space: Workspace) -> bool:
@@ -198,7 +121,7 @@ def deliverable_evidence(
 
     ``verified`` is true only when the run was analysed (and knows which files the request
     names: a thread from before that was recorded does not), every check passes, every
-    deliverable is there and its passing checks read its every line (`vouching`), no write the run
+    deliverable is there and a passing check pins its whole content (`vouching`), no write the run
     made lies outside the workspace; for a run without a deliverable file, when a passing
     command check reads some output (``expect``). Anything else rests on the judge's word,
     and says so.
@@ -249,8 +172,8 @@ def file_evidence(f: Mapping[str, Any]) -> str:
             return f"{path} checked by code ({checks})"
         case "partial":
             return (
-                f"{path} partly checked by code ({checks}); the lines no check reads rest on "
-                "the judge's word"
+                f"{path} partly checked by code ({checks}); whether anything is missing or "
+                "more is there rests on the judge's word"
             )
         case "presence":
             return f"{path} is there ({checks}); its content rests on the judge's word alone"

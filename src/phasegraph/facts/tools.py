@@ -16,7 +16,7 @@ from phasegraph.context import Context
 from phasegraph.state import CheckRecord, TaskResult
 from phasegraph.tools.workspace import Workspace, workspace_path
 
-FILE_KINDS = ("exists", "contains", "matches", "number", "keeps", "copy")
+FILE_KINDS = ("exists", "contains", "matches", "equals", "number", "keeps", "copy")
 
 
 def declares(tool: BaseTool | None, key: str) -> object:

@@ -1,9 +1,9 @@
 """The schemas of a check (SPEC section 11): a fact about the workspace that code evaluates.
 
 A closed set of kinds, each its own object: a file ``exists``, ``contains`` a text, ``matches``
-a regular expression, holds one ``number``, ``keeps`` the lines it had when the run began, is a
-``copy`` of another file (the same bytes), or a ``command`` succeeds (optionally with a text in
-its output). Stage
+a regular expression, ``equals`` a text (its whole content), holds one ``number``, ``keeps`` the
+lines it had when the run began, is a ``copy`` of another file (the same bytes), or a ``command``
+succeeds (optionally with a text in its output). Stage
 schemas offer them as a plain ``anyOf`` (`AnyCheck`), which every provider's schema dialect
 reads; validation reads them by kind (`Check`), so an error names the fields of that kind.
 Evaluating them is `phasegraph.tools.checks`'s business.
@@ -53,6 +53,17 @@ class MatchesCheck(Result):
         return pattern
 
 
+class EqualsCheck(Result):
+    """A file's whole text must be a given text: nothing missing, nothing more."""
+
+    kind: Literal["equals"]
+    path: str = Field(min_length=1, description="File, relative to the workspace root.")
+    text: str = Field(
+        min_length=1,
+        description="The file's whole text; blanks at line ends and the file's end are ignored.",
+    )
+
+
 class NumberCheck(Result):
     """A file must hold one number and nothing else (a count, a sum, a total)."""
 
@@ -92,7 +103,14 @@ class CommandCheck(Result):
 
 
 AnyCheck = (
-    ExistsCheck | ContainsCheck | MatchesCheck | NumberCheck | KeepsCheck | CopyCheck | CommandCheck
+    ExistsCheck
+    | ContainsCheck
+    | MatchesCheck
+    | EqualsCheck
+    | NumberCheck
+    | KeepsCheck
+    | CopyCheck
+    | CommandCheck
 )
 """A check in a stage's schema: a plain ``anyOf``, which every provider's schema dialect reads."""
 
@@ -102,7 +120,9 @@ Check = Annotated[AnyCheck, Field(discriminator="kind")]
 ProposedCheck = ExistsCheck | ContainsCheck | MatchesCheck | CommandCheck
 """The kinds the request analysis is offered. ``number``, ``keeps`` and ``copy`` are for callers
 and people: offered to the analysis, they made whole runs worse (docs/benchmarks.md,
-2026-11-26: the default model's suite 10 -> 7 of 12, two saying completed over a failed check)."""
+2026-11-26: the default model's suite 10 -> 7 of 12, two saying completed over a failed check).
+``equals`` is for callers and people too: a whole text the request gives is rare, and a model
+that proposes one it guessed would pin a wrong answer."""
 
 
 #: Checks the analysis may propose; more are dropped with a note.

@@ -14,9 +14,9 @@ class DeliverableEvidence(TypedDict):
     path: str
     """The file, relative to the workspace."""
     vouched_by: VouchedBy
-    """checks: passing checks read its every line; partial: they read some of its lines (the
-    rest rests on the judge's word); presence: checks say only that it is there (its content
-    rests on the judge's word); judge: no passing check names it."""
+    """checks: a passing check pins its whole content; partial: passing checks find texts in it
+    (whether anything is missing rests on the judge's word); presence: checks say only that it
+    is there (its content rests on the judge's word); judge: no passing check names it."""
     checks: list[str]
     """The passing checks that name it, content checks first."""
     failing: list[str]
@@ -29,7 +29,8 @@ class Evidence(TypedDict):
     """What vouches for a run's outcome, deliverable by deliverable."""
 
     verified: bool
-    """True when checks of code read every line of every deliverable and pass (for a run without a
-    deliverable file: it has checks and all pass); false when any rests on the judge's word."""
+    """True when checks of code pin the whole content of every deliverable and all pass (for a run
+    without a deliverable file: a command check reads its output); false when any rests on the
+    judge's word."""
     files: list[DeliverableEvidence]
     """Each deliverable: a file the run wrote, or one the request names that was not there."""

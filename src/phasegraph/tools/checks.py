@@ -1,7 +1,8 @@
 """Checks: facts about the workspace that code evaluates, never the model (SPEC section 11).
 
 A check is one of a closed set of kinds: a file ``exists``; a file ``contains`` a text; a file
-``matches`` a regular expression; a file holds one ``number``; a file ``keeps`` each line it had
+``matches`` a regular expression; a file ``equals`` a text (its whole text, blanks at line ends
+and the file's end aside); a file holds one ``number``; a file ``keeps`` each line it had
 when the run began; a file is a ``copy`` of another; a ``command`` succeeds (run exactly as
 ``run_command`` runs one: allowlist, confinement, timeout, scrubbed environment), optionally
 with a text its output must contain. On a command line a check is one word-like string:
@@ -9,6 +10,7 @@ with a text its output must contain. On a command line a check is one word-like 
 - ``exists:PATH``
 - ``contains:PATH:TEXT``
 - ``matches:PATH:PATTERN``
+- ``equals:PATH:TEXT`` (TEXT as given: a shell's ``$'...'`` quoting writes a line break)
 - ``number:PATH``
 - ``keeps:PATH`` (the lines PATH holds when the run begins)
 - ``copy:PATH:SOURCE``
@@ -35,7 +37,7 @@ from phasegraph.state.checks import Check, normalise_check
 from phasegraph.tools.commands import CommandSettings, check_argv, run_command
 from phasegraph.tools.workspace import SEARCH_TIMEOUT_S, Workspace, WorkspaceError
 
-KINDS = ("exists", "contains", "matches", "number", "keeps", "copy", "cmd")
+KINDS = ("exists", "contains", "matches", "equals", "number", "keeps", "copy", "cmd")
 EXPECT_SEPARATOR = " => "
 #: How much of a short file a failing check quotes ("sum.txt holds '11'").
 QUOTED_CHARS = 60
@@ -68,14 +70,14 @@ def _from_text(text: str) -> dict[str, Any]:
     if not sep or kind not in (*KINDS, "command"):
         raise CheckError(
             f"unknown check {text!r}: use exists:PATH, contains:PATH:TEXT, matches:PATH:PATTERN, "
-            "number:PATH, keeps:PATH, copy:PATH:SOURCE or cmd:COMMAND (optionally "
-            "cmd:COMMAND => TEXT)"
+            "equals:PATH:TEXT, number:PATH, keeps:PATH, copy:PATH:SOURCE or cmd:COMMAND "
+            "(optionally cmd:COMMAND => TEXT)"
         )
     if kind in ("exists", "number", "keeps"):
         return {"kind": kind, "path": rest.strip()}
-    if kind in ("contains", "matches", "copy"):
+    if kind in ("contains", "matches", "equals", "copy"):
         path, sep, tail = rest.partition(":")
-        key = {"contains": "text", "matches": "pattern", "copy": "of"}[kind]
+        key = {"contains": "text", "matches": "pattern", "equals": "text", "copy": "of"}[kind]
         if not sep or not tail:
             raise CheckError(f"check {text!r} needs a path and a {key}: {kind}:PATH:{key.upper()}")
         return {"kind": kind, "path": path.strip(), key: tail}
@@ -98,8 +100,8 @@ def label(check: Mapping[str, Any]) -> str:
         return f"{kind}:{check['path']}"
     if kind == "copy":
         return f"copy:{check['path']}:{check['of']}"
-    if kind == "contains":
-        return f"contains:{check['path']}:{check['text']}"
+    if kind in ("contains", "equals"):
+        return f"{kind}:{check['path']}:{check['text']}"
     if kind == "matches":
         return f"matches:{check['path']}:{check['pattern']}"
     command = shlex.join(check["argv"])
@@ -233,7 +235,7 @@ def _evaluate(
         return True, f"{path} exists"
     data, size = workspace.read_bytes(rel, workspace.max_read_bytes)
     text = data.decode("utf-8", errors="replace")
-    if check["kind"] in ("number", "keeps", "copy"):
+    if check["kind"] in ("equals", "number", "keeps", "copy"):
         return _compare(check, workspace, data, size)
     if check["kind"] == "contains":
         if check["text"] in text:
@@ -263,10 +265,14 @@ NUMBER = regex.compile(r"[-+]?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?")
 def _compare(
     check: CheckRecord, workspace: Workspace, data: bytes, size: int
 ) -> tuple[bool, str]:
-    """A ``number``, ``keeps`` or ``copy`` check of a file's bytes (``data``, ``size`` long)."""
+    """An ``equals``, ``number``, ``keeps`` or ``copy`` check of a file's bytes (``size`` long)."""
     path, text = check["path"], data.decode("utf-8", errors="replace")
     if size > len(data):
         return False, f"{path} ({size} bytes) is over the read limit: code cannot read it whole"
+    if check["kind"] == "equals":
+        if plain_text(text) == plain_text(check["text"]):
+            return True, f"{path} holds exactly the text the check gives"
+        return False, _missing(path, text, size, f"exactly {check['text']!r}")
     if check["kind"] == "number":
         if NUMBER.fullmatch(text.strip()):
             return True, f"{path} holds one number, {text.strip()}"
@@ -281,6 +287,14 @@ def _compare(
     if _digest(data) == (check["text"] or _digest(_now(source, workspace))):
         return True, f"{path} holds the same bytes as {source} had"
     return False, f"{path} ({size} bytes) differs from what {source} held"
+
+
+def plain_text(text: str) -> str:
+    """A text as an ``equals`` check compares it: blanks at line ends and the text's end dropped.
+
+    A line break of any kind (CRLF, LF) is one; leading blanks and blank lines inside are kept.
+    """
+    return "\n".join(line.rstrip() for line in text.splitlines()).rstrip("\n")
 
 
 def _now(path: str, workspace: Workspace) -> bytes:
