@@ -724,6 +724,28 @@ def test_a_judge_that_calls_a_copy_of_the_input_done_is_overruled(tmp_path: Path
     assert out["status"] == "completed"
 
 
+def test_the_plan_after_a_copy_is_told_to_write_the_file_again(tmp_path: Path) -> None:
+    (tmp_path / "costs.txt").write_text("3\n4\n")
+    copied = round_plan(("w", "write_file", {"path": "total.txt", "content": "3\n4\n"}))
+    made = round_plan(("w2", "write_file", {"path": "total.txt", "content": "7"}))
+    steps = script(plan_tool_call=[copied, made], judge_tasks=[DONE, DONE])
+    request = "Add up the amounts in costs.txt and put the total in total.txt."
+    out, _, model = start(tmp_path, steps, request=request)
+    first, second = (m[-1].content for m in model.calls_of("plan_tool_call"))
+    step = (
+        "- write total.txt with what the request asks it to hold (it holds the same text as "
+        "costs.txt now, not made from it)"
+    )
+    assert step not in first and step in second
+    assert out["status"] == "completed"
+    # a copy the request asks for is no step
+    (tmp_path / "total.txt").unlink()
+    steps = script(plan_tool_call=[copied, copied], judge_tasks=[CONTINUE, DONE])
+    request = "Make a copy of costs.txt named total.txt."
+    _, _, model = start(tmp_path, steps, request=request)
+    assert "not made from it" not in model.calls_of("plan_tool_call")[1][-1].content
+
+
 def test_a_judge_that_calls_a_copy_of_a_file_the_run_read_done_is_overruled(
     tmp_path: Path,
 ) -> None:

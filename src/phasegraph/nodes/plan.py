@@ -165,6 +165,7 @@ def plan_checks(
     unwritten: Sequence[str] = (),
     unsourced: Mapping[str, str] | None = None,
     misplaced: Mapping[str, tuple[str, list[str]]] | None = None,
+    copied: Mapping[str, str] | None = None,
 ) -> str:
     """The phase's checks for its plan: each with its result, and what is still to do.
 
@@ -172,7 +173,9 @@ def plan_checks(
     `unwritten_files`); each is a step of its own unless a check already asks for it.
     ``unsourced``: written files holding a number no tool showed (see `unsourced_numbers`),
     each a step to write it again, as a judge of the phase will be held to it; ``misplaced``:
-    those holding a file's name where the request asks for a path (see `misplaced_names`).
+    those holding a file's name where the request asks for a path (see `misplaced_names`);
+    ``copied``: written files holding an input's very text, by the input (see `copied_inputs`),
+    each a step to write it again with what the request asks, unless a failing check asks.
     """
     space = Workspace(context.workspace)
 
@@ -190,6 +193,11 @@ def plan_checks(
     ]
     steps += [write_from_a_tool(path, value) for path, value in (unsourced or {}).items()]
     steps += [write_the_path(path, *held) for path, held in (misplaced or {}).items()]
+    steps += [
+        write_whole(path, prompts.HOLDS_ITS_INPUT.format(source=source))
+        for path, source in (copied or {}).items()
+        if workspace_path(space, path) not in asked
+    ]
     shown = prompts.PHASE_CHECKS.format(checks=check_lines(owned)) if owned else ""
     todo = "\n".join(f"- {step}" for step in steps)
     return shown + (prompts.STILL_TO_DO.format(todo=todo) if steps else "")
@@ -201,18 +209,24 @@ def _last_work(
     facts: RoundFacts,
     allowed: Sequence[str],
     available: Mapping[str, BaseTool],
-) -> tuple[list[str], dict[str, str], dict[str, tuple[str, list[str]]]]:
-    """What the last phase must still write, from the facts: files, numbers, paths.
+) -> tuple[
+    list[str], dict[str, str], dict[str, tuple[str, list[str]]], dict[str, str]
+]:
+    """What the work must still write, from the facts: files, numbers, paths, copies.
 
-    Each only where its judge would be held to it (`guards.unsourced_number`: where the phase
-    may run a program; `guards.bare_name_for_path`: where the request asks for a path).
+    Each only where its judge would be held to it: copies in any phase, where the request asks
+    for none (`guards.copied_input`); the rest in the last phase, a number where the phase may
+    run a program (`guards.unsourced_number`), a path where the request asks for one
+    (`guards.bare_name_for_path`).
     """
+    copied = {} if facts["asks_for_copy"] else dict(facts["copies"])
     if not is_last_phase(state, phase):
-        return [], {}, {}
+        return [], {}, {}, copied
     runs = any(runs_programs(available.get(name)) for name in allowed)
     unsourced = dict(facts["unsourced"]) if runs else {}
     misplaced = {path: (name, found) for path, (name, found) in facts["misplaced"].items()}
-    return list(facts["unwritten"]), unsourced, misplaced if facts["asks_for_path"] else {}
+    paths = misplaced if facts["asks_for_path"] else {}
+    return list(facts["unwritten"]), unsourced, paths, copied
 
 
 def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
