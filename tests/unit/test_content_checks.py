@@ -12,6 +12,7 @@ from test_checks_in_runs import script, start
 
 from phasegraph import Context
 from phasegraph.errors import CheckError
+from phasegraph.facts.checks import in_words
 from phasegraph.nodes.human_review import kept_baselines
 from phasegraph.tools.checks import (
     evaluate,
@@ -72,6 +73,24 @@ def test_an_equals_check_says_what_the_file_holds_instead(tmp_path: Path) -> Non
     (tmp_path / "t.txt").write_text("ann\n")
     passed, detail = run(tmp_path, "equals:t.txt:ann\nbob")
     assert passed is False and detail == "t.txt holds 'ann', not exactly 'ann\\nbob'"
+    (tmp_path / "t.txt").write_text(" 42\n")  # the blank that makes it differ is shown
+    assert run(tmp_path, "equals:t.txt:42")[1] == "t.txt holds ' 42', not exactly '42'"
+    # a long file: where it first differs, or that it has more lines
+    rows = [f"row {n} of the table" for n in range(8)]
+    (tmp_path / "t.txt").write_text("\n".join(rows) + "\n")
+    wanted = "\n".join([*rows[:5], "row five", *rows[6:]])
+    detail = run(tmp_path, f"equals:t.txt:{wanted}")[1]
+    assert detail.endswith("differs from the check's text at line 6: 'row 5 of the table'")
+    detail = run(tmp_path, "equals:t.txt:" + "\n".join(rows[:6]))[1]
+    assert detail.endswith("has 8 lines where the check's text has 6, the same up to line 6")
+
+
+def test_an_equals_check_of_blank_text_is_refused_and_a_long_one_is_quoted_in_part() -> None:
+    with pytest.raises(CheckError, match="more than blank space"):
+        parse_check("equals:t.txt: \n")
+    long_text = "\n".join(f"line {n}" for n in range(400))
+    said = in_words(record(parse_check(f"equals:t.txt:{long_text}"), "c1", "caller"))
+    assert len(said) < 500 and "(3489 characters, 400 lines in all)" in said
 
 
 def test_a_keeps_check_holds_the_lines_the_file_had_when_it_was_set(tmp_path: Path) -> None:

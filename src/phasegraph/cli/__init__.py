@@ -93,8 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="CHECK",
         help="what done means, checked by code; repeatable: exists:PATH, contains:PATH:TEXT, "
-        "matches:PATH:REGEX, number:PATH (one number alone), keeps:PATH (its lines kept), "
-        "copy:PATH:SOURCE, cmd:COMMAND or 'cmd:COMMAND => TEXT' (the output must contain TEXT)",
+        "matches:PATH:REGEX, equals:PATH:TEXT (its whole text), number:PATH (one number alone), "
+        "keeps:PATH (its lines kept), copy:PATH:SOURCE, cmd:COMMAND or 'cmd:COMMAND => TEXT' "
+        "(the output must contain TEXT)",
     )
     run.add_argument("--json", action="store_true", help="print the result as JSON")
     _add_model_options(run)

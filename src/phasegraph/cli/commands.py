@@ -47,8 +47,7 @@ def unverified_note(values: Mapping[str, Any]) -> str:
     what = ", ".join(unchecked) if unchecked else "the outcome"
     return (
         f"note: completed on the judge's word for {what} (in full or in part); give --check "
-        "that pins each file whole (equals:PATH:TEXT, copy:PATH:SOURCE, 'cmd:COMMAND => TEXT') "
-        "for code to verify it"
+        "that pins each file whole (equals:PATH:TEXT or copy:PATH:SOURCE) for code to verify it"
     )
 
 

@@ -237,7 +237,8 @@ def check_line(check: Mapping[str, Any]) -> str:
     passed = check.get("passed")
     verdict = "not evaluated" if passed is None else "passes" if passed else "FAILS"
     owner = f", phase {check['phase_id']}" if check.get("phase_id") else ""
-    return f"{check['label']}: {verdict} ({check.get('detail', '')}; {check.get('source')}{owner})"
+    label = check["label"].replace("\n", "\\n")  # one check a line: an equals text may have more
+    return f"{label}: {verdict} ({check.get('detail', '')}; {check.get('source')}{owner})"
 
 
 def _list_item(line: str) -> bool:

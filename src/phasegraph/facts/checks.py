@@ -99,7 +99,7 @@ def in_words(check: Mapping[str, Any]) -> str:
         case "matches":
             return f"{check['path']} must be as the request asks ({SAID_BY_EXPRESSION})"
         case "equals":
-            return f"{check['path']} must hold exactly {check['text']!r} and nothing more"
+            return f"{check['path']} must hold exactly {whole_text(check['text'])} and nothing more"
         case "number":
             return (
                 f"{check['path']} must hold one number and nothing else (code does not check "
@@ -112,6 +112,18 @@ def in_words(check: Mapping[str, Any]) -> str:
         case _:
             output = f" and print {check['expect']!r}" if check.get("expect") else ""
             return f"the command {' '.join(check['argv'])!r} must succeed{output}"
+
+
+#: How much of an ``equals`` check's text prompts quote: a file's whole text may be long.
+WHOLE_TEXT_SHOWN = 300
+
+
+def whole_text(text: str) -> str:
+    """An ``equals`` check's text as prompts quote it: whole, or its start and its size."""
+    if len(text) <= WHOLE_TEXT_SHOWN:
+        return repr(text)
+    lines = len(text.splitlines())
+    return f"{text[:WHOLE_TEXT_SHOWN]!r}... ({len(text)} characters, {lines} lines in all)"
 
 
 def to_do(checks: Iterable[CheckRecord], missing: Callable[[str], bool]) -> list[str]:
@@ -179,7 +191,8 @@ def still_to_do(check: CheckRecord) -> str:
         case "matches":
             return f"change {check['path']} as the request asks ({check['detail']})"
         case "equals":
-            return f"make {check['path']} hold exactly {check['text']!r} ({check['detail']})"
+            wanted = whole_text(check["text"])
+            return f"make {check['path']} hold exactly {wanted} ({check['detail']})"
         case "number":
             return (
                 f"work out from the inputs the number the request asks for, then write only "

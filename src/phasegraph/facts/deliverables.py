@@ -66,13 +66,27 @@ def reads_content(check: CheckRecord) -> bool:
 def pins_whole(check: CheckRecord) -> bool:
     """Whether a passing ``check`` that reads content says what its file holds in full.
 
-    ``equals`` (the whole text) and ``copy`` (the same bytes as its source) do, and so does a
-    command that reads content (a caller's program, whose judgement code cannot see into).
-    ``contains`` and ``matches`` do not, however much of the file they match: they say a text
-    is there, never that nothing is missing. A file that holds only the one value a check names,
-    where the request asks for several, passes every such check.
+    ``equals`` (the whole text) and ``copy`` (the same bytes as its source) do. ``contains`` and
+    ``matches`` do not, however much of the file they match: they say a text is there, never
+    that nothing is missing (a file that holds only the one value a check names, where the
+    request asks for several, passes every such check). Nor does a command: its output holding
+    a text says no more of a file than ``contains`` does (``cat out.txt => 42``), and what else
+    a program reads of the file code cannot see.
     """
-    return check["kind"] in ("equals", "copy", "command")
+    return check["kind"] in PINNING_KINDS
+
+
+#: The kinds of check that pin a file's whole content (`pins_whole`).
+PINNING_KINDS = ("equals", "copy")
+
+
+def pinned_paths(checks: Iterable[CheckRecord], space: Workspace) -> set[str]:
+    """The workspace paths whose whole content a passing check pins: what a caller asked for."""
+    return {
+        rel
+        for c in checks
+        if c.get("passed") is True and pins_whole(c) and (rel := workspace_path(space, c["path"]))
+    }
 
 
 def vouching(rel: str, checks: Sequence[CheckRecord], space: Workspace) -> DeliverableEvidence:

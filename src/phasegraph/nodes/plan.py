@@ -29,6 +29,7 @@ from phasegraph.facts.checks import (
 )
 from phasegraph.facts.record import first_facts
 from phasegraph.facts.tools import runs_programs
+from phasegraph.guards import Guard, bare_name_for_path, copied_input, unsourced_number
 from phasegraph.models.structured import StageCall, call_structured
 from phasegraph.nodes.deps import Deps, context_of, phase_allowed_tools
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
@@ -209,23 +210,26 @@ def _last_work(
     facts: RoundFacts,
     allowed: Sequence[str],
     available: Mapping[str, BaseTool],
+    guards: Sequence[Guard],
 ) -> tuple[
     list[str], dict[str, str], dict[str, tuple[str, list[str]]], dict[str, str]
 ]:
     """What the work must still write, from the facts: files, numbers, paths, copies.
 
-    Each only where its judge would be held to it: copies in any phase, where the request asks
-    for none (`guards.copied_input`); the rest in the last phase, a number where the phase may
-    run a program (`guards.unsourced_number`), a path where the request asks for one
-    (`guards.bare_name_for_path`).
+    Each only where its judge is held to it, by a guard among ``guards``: copies in any phase,
+    where the request asks for none (`guards.copied_input`); the rest in the last phase, a
+    number where the phase may run a program (`guards.unsourced_number`), a path where the
+    request asks for one (`guards.bare_name_for_path`); files not written yet in any case.
     """
-    copied = {} if facts["asks_for_copy"] else dict(facts["copies"])
+    held = set(guards)
+    asked_copy = facts["asks_for_copy"] or copied_input not in held
+    copied = {} if asked_copy else dict(facts["copies"])
     if not is_last_phase(state, phase):
         return [], {}, {}, copied
     runs = any(runs_programs(available.get(name)) for name in allowed)
-    unsourced = dict(facts["unsourced"]) if runs else {}
+    unsourced = dict(facts["unsourced"]) if runs and unsourced_number in held else {}
     misplaced = {path: (name, found) for path, (name, found) in facts["misplaced"].items()}
-    paths = misplaced if facts["asks_for_path"] else {}
+    paths = misplaced if facts["asks_for_path"] and bare_name_for_path in held else {}
     return list(facts["unwritten"]), unsourced, paths, copied
 
 
@@ -244,7 +248,7 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         deps.chat_model(runtime),
         "plan_tool_call",
         RoundPlan,
-        _messages(state, context, phase, tools, available),
+        _messages(state, context, phase, tools, available, deps.guard_list()),
         retries=retries_within_budget(state, context.max_parse_retries, keep=AFTER_PLAN),
         validation_context={"allowed_tools": tools, "max_tasks": context.max_tasks_per_round},
         parameters=plan_parameters([available[t] for t in tools], askable=askable),
@@ -290,6 +294,7 @@ def _messages(
     phase: Mapping[str, Any],
     tools: list[str],
     available: Mapping[str, BaseTool],
+    guards: Sequence[Guard],
 ) -> list[BaseMessage]:
     """The plan's prompt, its history of the phase's rounds within the token budget (SPEC 7).
 
@@ -299,7 +304,7 @@ def _messages(
     request = state["structured_request"] or {}
     note = state.get("reflection_note")
     owned = owned_checks(state, phase["id"])
-    last_work = _last_work(state, phase, facts, tools, available)
+    last_work = _last_work(state, phase, facts, tools, available, guards)
     fields = {
         "core_goal": request.get("core_goal", ""),
         "requirements": dump(request.get("requirements", [])),

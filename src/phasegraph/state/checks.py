@@ -63,6 +63,14 @@ class EqualsCheck(Result):
         description="The file's whole text; blanks at line ends and the file's end are ignored.",
     )
 
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, text: str) -> str:
+        # blanks aside, a blank text would pin an empty file as a deliverable's whole content
+        if not text.strip():
+            raise ValueError("the whole text of a file must hold more than blank space")
+        return text
+
 
 class NumberCheck(Result):
     """A file must hold one number and nothing else (a count, a sum, a total)."""

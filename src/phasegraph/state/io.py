@@ -24,8 +24,8 @@ class InputState(TypedDict):
     """What to do, in words (only the analysis reads it; every later stage reads its goal)."""
     checks: NotRequired[list[str | dict[str, Any]]]
     """What done means, checked by code: exists:PATH, contains:PATH:TEXT, matches:PATH:REGEX,
-    number:PATH, keeps:PATH, copy:PATH:SOURCE or cmd:COMMAND (optionally cmd:COMMAND => TEXT),
-    or the same as objects."""
+    equals:PATH:TEXT (its whole text), number:PATH, keeps:PATH, copy:PATH:SOURCE or cmd:COMMAND
+    (optionally cmd:COMMAND => TEXT), or the same as objects."""
 
 
 class OutputState(TypedDict, total=False):

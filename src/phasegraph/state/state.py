@@ -208,11 +208,11 @@ class CheckRecord(TypedDict):
     id: str
     """Short id, c1, c2, ...; phases name the checks they own by it."""
     kind: str
-    """exists, contains, matches, number, keeps, copy or command."""
+    """exists, contains, matches, equals, number, keeps, copy or command."""
     path: str
     """File the check reads (empty for a command)."""
     text: str
-    """Text a contains check wants; the lines a keeps check keeps."""
+    """Text a contains check wants, an equals check's whole text, the lines a keeps check keeps."""
     pattern: str
     """Regular expression a matches check wants."""
     argv: list[str]

@@ -272,7 +272,7 @@ def _compare(
     if check["kind"] == "equals":
         if plain_text(text) == plain_text(check["text"]):
             return True, f"{path} holds exactly the text the check gives"
-        return False, _missing(path, text, size, f"exactly {check['text']!r}")
+        return False, _unequal(path, text, size, check["text"])
     if check["kind"] == "number":
         if NUMBER.fullmatch(text.strip()):
             return True, f"{path} holds one number, {text.strip()}"
@@ -318,6 +318,25 @@ def _missing(path: str, text: str, size: int, wanted: str) -> str:
     if len(text) <= QUOTED_CHARS:
         return f"{path} holds {text.strip()!r}, not {wanted}"
     return f"{path} ({size} bytes) has no {wanted}"
+
+
+def _unequal(path: str, text: str, size: int, wanted: str) -> str:
+    """How a file's text differs from an ``equals`` check's: quoted when short, else where."""
+    held, want = plain_text(text), plain_text(wanted)
+    if not held:
+        return _missing(path, text, size, "")
+    if len(held) <= QUOTED_CHARS:
+        return f"{path} holds {held!r}, not exactly {_short(repr(want), QUOTED_CHARS)}"
+    have, lines = held.split("\n"), want.split("\n")
+    n = next((i for i, (a, b) in enumerate(zip(have, lines, strict=False)) if a != b), None)
+    if n is not None:
+        return f"{path} ({size} bytes) differs from the check's text at line {n + 1}: " + repr(
+            _short(have[n], QUOTED_CHARS)
+        )
+    return (
+        f"{path} ({size} bytes) has {len(have)} lines where the check's text has {len(lines)}, "
+        f"the same up to line {min(len(have), len(lines))}"
+    )
 
 
 def _run(check: CheckRecord, workspace: Workspace, commands: CommandSettings) -> tuple[bool, str]:
