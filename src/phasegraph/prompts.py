@@ -223,7 +223,6 @@ FAILURES_QUESTION = """{reason} How should I go on? (Answer with guidance, or re
 
 # What code says of a round's facts, in the judge's and the plan's prompts (`phasegraph.guards`).
 UNSOURCED = "a number that no input, no tool output and not the request shows"
-HOLDS_ITS_INPUT = "it holds the same text as {source} now, not made from it"
 GET_IT_FROM_A_TOOL = (
     ": worked out without a tool, it is not known to be right; get it from a tool whose output "
     "shows it (a program that counts or computes, with {runner}), then write that"

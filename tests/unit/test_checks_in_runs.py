@@ -18,7 +18,6 @@ from phasegraph.facts.checks import to_do
 from phasegraph.facts.evidence import copied_inputs
 from phasegraph.facts.files import describe_files, file_originals, fully_shown_files
 from phasegraph.facts.request import commands_named
-from phasegraph.guards import DEFAULT_GUARDS
 from phasegraph.report import render
 from phasegraph.tools.commands import DEFAULT_ALLOWED_COMMANDS
 
@@ -725,45 +724,20 @@ def test_a_judge_that_calls_a_copy_of_the_input_done_is_overruled(tmp_path: Path
     assert out["status"] == "completed"
 
 
-def test_the_plan_after_a_copy_is_told_to_write_the_file_again(tmp_path: Path) -> None:
-    (tmp_path / "costs.txt").write_text("3\n4\n")
-    copied = round_plan(("w", "write_file", {"path": "total.txt", "content": "3\n4\n"}))
-    made = round_plan(("w2", "write_file", {"path": "total.txt", "content": "7"}))
-    steps = script(plan_tool_call=[copied, made], judge_tasks=[DONE, DONE])
-    request = "Add up the amounts in costs.txt and put the total in total.txt."
-    out, _, model = start(tmp_path, steps, request=request)
-    first, second = (m[-1].content for m in model.calls_of("plan_tool_call"))
-    step = (
-        "- write total.txt with what the request asks it to hold (it holds the same text as "
-        "costs.txt now, not made from it)"
-    )
-    assert step not in first and step in second
-    assert out["status"] == "completed"
-    # a copy the request asks for is no step
-    (tmp_path / "total.txt").unlink()
-    steps = script(plan_tool_call=[copied, copied], judge_tasks=[CONTINUE, DONE])
-    request = "Make a copy of costs.txt named total.txt."
-    _, _, model = start(tmp_path, steps, request=request)
-    assert "not made from it" not in model.calls_of("plan_tool_call")[1][-1].content
-
-
-def test_a_copy_a_passing_check_pins_is_no_mistake_and_no_step(tmp_path: Path) -> None:
+def test_a_copy_a_passing_check_pins_is_no_mistake(tmp_path: Path) -> None:
     (tmp_path / "costs.txt").write_text("3\n4\n")
     copied = round_plan(("w", "write_file", {"path": "total.txt", "content": "3\n4\n"}))
     request = "Add up the amounts in costs.txt and put the total in total.txt."
-    steps = script(plan_tool_call=[copied, copied], judge_tasks=[CONTINUE, DONE])
-    out, _, model = start(tmp_path, steps, ["copy:total.txt:costs.txt"], request=request)
-    assert "not made from it" not in model.calls_of("plan_tool_call")[1][-1].content
-    assert all("overridden" not in r["judgement"] for r in out["rounds"])
-    assert out["status"] == "completed"
-    # guards without copied_input: the plan is not told of a copy its judge is not held to
+    steps = script(plan_tool_call=[copied], judge_tasks=[DONE])
+    # the caller pinned the file to the input's bytes: what it holds is what was asked
+    out, _, _ = start(tmp_path, steps, ["copy:total.txt:costs.txt"], request=request)
+    assert "overridden" not in out["rounds"][0]["judgement"]
+    assert out["status"] == "completed" and out["evidence"]["verified"] is True
+    # without the check, the same file is a copy the judge is held to
     (tmp_path / "total.txt").unlink()
-    model = ScriptedChatModel(script=script(plan_tool_call=[copied, copied],
-                                            judge_tasks=[CONTINUE, DONE]))  # fmt: skip
-    graph = build_graph(model=model, checkpointer=InMemorySaver(), guards=DEFAULT_GUARDS)
-    graph.invoke({"request": request}, {"configurable": {"thread_id": "g"}},
-                 context=Context(workspace=str(tmp_path)))  # fmt: skip
-    assert "not made from it" not in model.calls_of("plan_tool_call")[1][-1].content
+    out, _, _ = start(tmp_path, script(plan_tool_call=[copied], judge_tasks=[DONE]),
+                      request=request)  # fmt: skip
+    assert "copied, not made from it" in out["rounds"][0]["judgement"]["overridden"]
 
 
 def test_a_judge_that_calls_a_copy_of_a_file_the_run_read_done_is_overruled(

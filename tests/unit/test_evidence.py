@@ -17,13 +17,14 @@ from langgraph.checkpoint.memory import InMemorySaver
 from phasegraph import Context, ScriptedChatModel, build_graph
 from phasegraph.facts.evidence import misplaced_names, unsourced_numbers
 from phasegraph.facts.request import ASKS_FOR_A_PATH
+from phasegraph.guards import DEFAULT_GUARDS
 from phasegraph.nodes.deps import workspace_settings
 from phasegraph.state import TaskResult
 from phasegraph.tools.base import run_tool
 from phasegraph.tools.builtin import BUILTIN_TOOL_NAMES, workspace_tools
 from phasegraph.tools.workspace import WorkspaceError
 
-from scripts import ANALYSIS, SUMMARY, final_state, judgement, phase, round_plan
+from scripts import ANALYSIS, CONTINUE, SUMMARY, final_state, judgement, phase, round_plan
 
 DONE = judgement()
 SUM_REQUEST = "Read numbers.txt (one integer per line) and write their sum to sum.txt."
@@ -168,6 +169,22 @@ def test_a_last_phase_is_not_done_on_a_number_worked_out_in_the_head(tmp_path: P
     assert step not in plans[0] and step in plans[1] and step in plans[2]
     assert third["phase_completed"] is True and "overridden" not in third
     assert out["status"] == "completed" and (tmp_path / "sum.txt").read_text() == "50"
+
+
+def test_the_plan_is_told_to_write_again_only_what_a_guard_holds_its_judge_to(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "numbers.txt").write_text("17\n25\n8\n")
+    guessed = round_plan(("w", "write_file", {"path": "sum.txt", "content": "58"}))
+    written = round_plan(("w2", "write_file", {"path": "sum.txt", "content": "50"}))
+    steps = sum_script(guessed, written, judges=[CONTINUE, DONE])
+    model = ScriptedChatModel(script={"summarizer": [SUMMARY], **steps})
+    # guards without unsourced_number: no judge is held to the number, no plan told of it
+    graph = build_graph(model=model, checkpointer=InMemorySaver(), guards=DEFAULT_GUARDS)
+    graph.invoke({"request": SUM_REQUEST}, {"configurable": {"thread_id": "g"}},
+                 context=Context(workspace=str(tmp_path)))  # fmt: skip
+    later = str(model.calls_of("plan_tool_call")[1][-1].content)
+    assert "sum.txt holds 58" not in later and "write sum.txt again" not in later
 
 
 def test_a_number_in_the_head_ends_the_run_short_not_completed(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from phasegraph.facts.checks import (
 )
 from phasegraph.facts.record import first_facts
 from phasegraph.facts.tools import runs_programs
-from phasegraph.guards import Guard, bare_name_for_path, copied_input, unsourced_number
+from phasegraph.guards import Guard, bare_name_for_path, unsourced_number
 from phasegraph.models.structured import StageCall, call_structured
 from phasegraph.nodes.deps import Deps, context_of, phase_allowed_tools
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
@@ -166,7 +166,6 @@ def plan_checks(
     unwritten: Sequence[str] = (),
     unsourced: Mapping[str, str] | None = None,
     misplaced: Mapping[str, tuple[str, list[str]]] | None = None,
-    copied: Mapping[str, str] | None = None,
 ) -> str:
     """The phase's checks for its plan: each with its result, and what is still to do.
 
@@ -174,9 +173,7 @@ def plan_checks(
     `unwritten_files`); each is a step of its own unless a check already asks for it.
     ``unsourced``: written files holding a number no tool showed (see `unsourced_numbers`),
     each a step to write it again, as a judge of the phase will be held to it; ``misplaced``:
-    those holding a file's name where the request asks for a path (see `misplaced_names`);
-    ``copied``: written files holding an input's very text, by the input (see `copied_inputs`),
-    each a step to write it again with what the request asks, unless a failing check asks.
+    those holding a file's name where the request asks for a path (see `misplaced_names`).
     """
     space = Workspace(context.workspace)
 
@@ -194,11 +191,6 @@ def plan_checks(
     ]
     steps += [write_from_a_tool(path, value) for path, value in (unsourced or {}).items()]
     steps += [write_the_path(path, *held) for path, held in (misplaced or {}).items()]
-    steps += [
-        write_whole(path, prompts.HOLDS_ITS_INPUT.format(source=source))
-        for path, source in (copied or {}).items()
-        if workspace_path(space, path) not in asked
-    ]
     shown = prompts.PHASE_CHECKS.format(checks=check_lines(owned)) if owned else ""
     todo = "\n".join(f"- {step}" for step in steps)
     return shown + (prompts.STILL_TO_DO.format(todo=todo) if steps else "")
@@ -211,26 +203,21 @@ def _last_work(
     allowed: Sequence[str],
     available: Mapping[str, BaseTool],
     guards: Sequence[Guard],
-) -> tuple[
-    list[str], dict[str, str], dict[str, tuple[str, list[str]]], dict[str, str]
-]:
-    """What the work must still write, from the facts: files, numbers, paths, copies.
+) -> tuple[list[str], dict[str, str], dict[str, tuple[str, list[str]]]]:
+    """What the last phase must still write, from the facts: files, numbers, paths.
 
-    Each only where its judge is held to it, by a guard among ``guards``: copies in any phase,
-    where the request asks for none (`guards.copied_input`); the rest in the last phase, a
-    number where the phase may run a program (`guards.unsourced_number`), a path where the
-    request asks for one (`guards.bare_name_for_path`); files not written yet in any case.
+    Each only where its judge is held to it, by a guard among ``guards``: a number where the
+    phase may run a program (`guards.unsourced_number`), a path where the request asks for one
+    (`guards.bare_name_for_path`); files not written yet in any case.
     """
-    held = set(guards)
-    asked_copy = facts["asks_for_copy"] or copied_input not in held
-    copied = {} if asked_copy else dict(facts["copies"])
     if not is_last_phase(state, phase):
-        return [], {}, {}, copied
+        return [], {}, {}
+    held = set(guards)
     runs = any(runs_programs(available.get(name)) for name in allowed)
     unsourced = dict(facts["unsourced"]) if runs and unsourced_number in held else {}
     misplaced = {path: (name, found) for path, (name, found) in facts["misplaced"].items()}
     paths = misplaced if facts["asks_for_path"] and bare_name_for_path in held else {}
-    return list(facts["unwritten"]), unsourced, paths, copied
+    return list(facts["unwritten"]), unsourced, paths
 
 
 def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
