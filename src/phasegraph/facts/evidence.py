@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 from langchain_core.tools import BaseTool
 
 from phasegraph.context import Context
+from phasegraph.facts.deliverables import pinned_paths
 from phasegraph.facts.files import file_text
 from phasegraph.facts.request import FILE_NAME, named_files
 from phasegraph.facts.tools import writes_files
@@ -50,7 +51,11 @@ def _written(changed: Sequence[str], space: Workspace) -> dict[str, str]:
 
 
 def copied_inputs(
-    changed: Sequence[str], request: str, context: Context, read: Iterable[object] = ()
+    changed: Sequence[str],
+    request: str,
+    context: Context,
+    read: Iterable[object] = (),
+    checks: Iterable[CheckRecord] = (),
 ) -> dict[str, str]:
     """Changed files that hold, word for word, the text of an input the run has not changed.
 
@@ -58,9 +63,10 @@ def copied_inputs(
     trimmed) is a copy; so is one with the values of an input of one value a line, set out
     otherwise (on one line, say). An input of one value is left out: its text may well be the
     answer (a value written on); one line of JSON with several members holds several values.
-    Returns each copy, by the path its tool was given, with the input it copies. A model asked
-    for something worked out of an input may write the input itself, and a judge may call that
-    done. Why: docs/traces.md.
+    A file a passing ``equals`` or ``copy`` check among ``checks`` pins is none: the caller
+    said what it must hold (`pinned_paths`). Returns each copy, by the path its tool was given,
+    with the input it copies. A model asked for something worked out of an input may write the
+    input itself, and a judge may call that done. Why: docs/traces.md.
     Known blind spot: a result that happens to equal its input (sorting a sorted file).
     """
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
@@ -70,9 +76,10 @@ def copied_inputs(
         for rel, text in input_texts(list(written), request, context, read).items()
         if _several_values(text)
     }
+    pinned = pinned_paths(checks, space) if inputs else set()
     copies: dict[str, str] = {}
     for rel, path in written.items():
-        held = file_text(space, rel) if inputs else None
+        held = file_text(space, rel) if inputs and rel not in pinned else None
         source = next((n for n, t in inputs.items() if held and _same_text(t, held)), None)
         if source:
             copies[path] = source

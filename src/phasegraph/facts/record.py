@@ -16,7 +16,6 @@ from langchain_core.tools import BaseTool
 from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.facts.checks import evaluate_checks, in_words, owned_checks
-from phasegraph.facts.deliverables import pinned_paths
 from phasegraph.facts.evidence import copied_inputs, misplaced_names, unsourced_numbers
 from phasegraph.facts.files import describe_files, request_files, resolved_paths, workspace_files
 from phasegraph.facts.request import asks_for_copy, asks_for_path, commands_named
@@ -30,7 +29,6 @@ from phasegraph.facts.tools import (
 from phasegraph.state import CheckRecord, State, TaskResult
 from phasegraph.state.facts import RoundFacts
 from phasegraph.state.reading import current_phase, is_last_phase, phase_window
-from phasegraph.tools.workspace import Workspace, workspace_path
 
 
 def round_facts(
@@ -55,13 +53,7 @@ def round_facts(
     changed = changed_files([*window, *results], tools)
     written = changed_files(so_far, tools)
     read = paths_read(so_far, tools)
-    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
-    pinned = pinned_paths(checks, space)  # a caller's equals or copy check says what it holds
-    copies = {
-        path: source
-        for path, source in copied_inputs(written, state["request"], context, read).items()
-        if workspace_path(space, path) not in pinned
-    }
+    copies = copied_inputs(written, state["request"], context, read, checks)
     unsourced = unsourced_numbers(
         written, state["request"], context, so_far, tools, read, checks
     )
