@@ -18,6 +18,7 @@ from phasegraph.tools.checks import (
     evaluate,
     label,
     parse_check,
+    problem,
     record,
     validate_checks,
     with_baseline,
@@ -83,6 +84,18 @@ def test_an_equals_check_says_what_the_file_holds_instead(tmp_path: Path) -> Non
     assert detail.endswith("differs from the check's text at line 6: 'row 5 of the table'")
     detail = run(tmp_path, "equals:t.txt:" + "\n".join(rows[:6]))[1]
     assert detail.endswith("has 8 lines where the check's text has 6, the same up to line 6")
+
+
+def test_an_equals_check_reads_no_file_outside_the_workspace(tmp_path: Path) -> None:
+    (tmp_path / "pw").symlink_to("/etc/passwd")
+    (tmp_path / "env").symlink_to("/proc/self/environ")
+    space = Workspace(str(tmp_path))
+    for text in ("equals:../etc/passwd:root", "equals:pw:root", "equals:env:x",
+                 "equals:/proc/self/environ:x"):  # fmt: skip
+        check = parse_check(text)
+        assert problem(check, space, ALLOWED) is not None, text
+        result = evaluate(record(check, "c1", "caller"), space, ALLOWED)
+        assert result["passed"] is False and "root:" not in result["detail"], text
 
 
 def test_an_equals_check_of_blank_text_is_refused_and_a_long_one_is_quoted_in_part() -> None:
