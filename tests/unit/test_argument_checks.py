@@ -107,6 +107,11 @@ ATTACKS = [
     (["ls", "--d", "."], "ambiguous"),
     (["cat", "in.txt "], "outside the workspace"),  # checked as written, not as "in.txt"
     (["diff", "sub", "in.txt"], "is a folder"),  # reads what a folder's symlinks point to
+    # --from-file/--to-file are operands too: a folder there is read entry by entry, links
+    # followed, and a missing operand with -N stands for an empty folder
+    (["diff", "-aN", "--from-file=.", "no-such-name"], "is a folder"),
+    (["diff", "--to-file", "sub", "in.txt"], "is a folder"),
+    (["diff", "--from=.", "in.txt"], "is a folder"),
     (["file", "-z", "in.txt"], "runs another program"),
     (["file", "--uncompress", "in.txt"], "runs another program"),
 ]
@@ -148,6 +153,7 @@ ORDINARY = [
     (["date", "-u", "+%Y"], "20"),
     (["date", "-d", "2026-01-02", "+%d"], "02"),
     (["diff", "in.txt", "in.txt"], "exit code: 0"),
+    (["diff", "--from-file=in.txt", "in.txt", "data.csv"], "exit code: 1"),
     (["expr", "17", "+", "25"], "42"),
     (["echo", "--output=/etc/passwd"], "--output=/etc/passwd"),
     (["md5sum", "in.txt"], "in.txt"),

@@ -65,6 +65,8 @@ def _check_spec(program: str, spec: Spec, args: Sequence[str], workspace: Worksp
                 patterns_given = True
             if value is not None and option in spec.paths:
                 read_path(value, workspace, f"{program} {option}")
+            if value is not None and option in spec.operand_options:
+                operands.append(value)
     _check_operands(program, spec, operands, patterns_given, workspace)
 
 

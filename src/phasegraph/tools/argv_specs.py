@@ -28,7 +28,9 @@ class Spec:
     the next argument); ``optional``: short options whose value can only be glued. ``long``: each
     long option's name and whether it takes a value ("" none, "=" required, "?" optional).
     ``refused``: options (``-x`` or ``--name``) never let through, and why. ``paths``: options
-    whose value is a file to read. ``operands``: what the program's operands are.
+    whose value is a file to read. ``operand_options``: options whose value is one more operand
+    (diff's ``--from-file``: compared with each operand), checked as the operands are.
+    ``operands``: what the program's operands are.
     """
 
     flags: str = ""
@@ -37,6 +39,7 @@ class Spec:
     long: Mapping[str, str] = field(default_factory=dict)
     refused: Mapping[str, str] = field(default_factory=dict)
     paths: frozenset[str] = frozenset()
+    operand_options: frozenset[str] = frozenset()
     operands: Operands = "read"
     digits: bool = False  # "-5" is an option (head, tail, grep's context)
 
@@ -143,7 +146,8 @@ SPECS: dict[str, Spec] = {
                    f"horizon-lines= speed-large-files color? palette= {_COMMON}"),
         refused={"-l": f"{RUNS} (pr)", "--paginate": f"{RUNS} (pr)",
                  "-r": f"{FOLLOWS} inside folders", "--recursive": f"{FOLLOWS} inside folders"},
-        paths=frozenset({"-X", "--exclude-from", "--from-file", "--to-file"}),
+        paths=frozenset({"-X", "--exclude-from"}),
+        operand_options=frozenset({"--from-file", "--to-file"}),
         operands="files",
     ),
     "date": Spec(
