@@ -4,6 +4,7 @@ a workspace of its own for a server's run that names none."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 from pathlib import Path
@@ -74,6 +75,52 @@ def test_a_pause_shows_its_question_in_interrupts_and_command_resume_answers_it(
     done = graph.invoke(Command(resume={"action": "approve"}), config, context=context)
     assert done["status"] == "completed" and (tmp_path / "out.txt").read_text() == "hello"
     assert graph.get_state(config).interrupts == ()
+
+
+def test_a_resume_that_names_no_workspace_goes_on_in_the_threads_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # LangGraph hands each invocation only the context it is given: a resume without one must
+    # not write in whatever folder the caller is in while the output names the thread's
+    monkeypatch.delenv("PHASEGRAPH_WORKSPACE", raising=False)
+    ws, elsewhere = tmp_path / "ws", tmp_path / "elsewhere"
+    ws.mkdir(), elsewhere.mkdir()
+    graph = graph_for()
+    config = {"configurable": {"thread_id": "moved"}}
+    graph.invoke({"request": "write out.txt"}, config,
+                 context=Context(workspace=str(ws), review="plan"))  # fmt: skip
+    monkeypatch.chdir(elsewhere)
+    done = graph.invoke(Command(resume="approve"), config)
+    assert done["status"] == "completed" and done["workspace"] == str(ws.resolve())
+    assert (ws / "out.txt").read_text() == "hello" and not (elsewhere / "out.txt").exists()
+    # the same from async code
+    (ws / "out.txt").unlink()
+    config = {"configurable": {"thread_id": "moved-async"}}
+    graph.invoke({"request": "write out.txt"}, config,
+                 context=Context(workspace=str(ws), review="plan"))  # fmt: skip
+    done = asyncio.run(graph.ainvoke(Command(resume="approve"), config))
+    assert done["status"] == "completed" and (ws / "out.txt").read_text() == "hello"
+    assert not (elsewhere / "out.txt").exists()
+
+
+def test_a_resume_names_the_setting_when_the_threads_folder_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PHASEGRAPH_WORKSPACE", raising=False)
+    ws, other = tmp_path / "ws", tmp_path / "other"
+    ws.mkdir(), other.mkdir()
+    graph = graph_for()
+    config = {"configurable": {"thread_id": "gone"}}
+    graph.invoke({"request": "write out.txt"}, config,
+                 context=Context(workspace=str(ws), review="plan"))  # fmt: skip
+    ws.rmdir()
+    monkeypatch.chdir(other)
+    with pytest.raises(ConfigurationError, match=r"not a folder any more.*Context\(workspace="):
+        graph.invoke(Command(resume="approve"), config)
+    assert graph.get_state(config).next == ("human_review",)  # still paused, nothing ran
+    # a resume that names a folder goes on there
+    done = graph.invoke(Command(resume="approve"), config, context=Context(workspace=str(other)))
+    assert done["status"] == "completed" and (other / "out.txt").read_text() == "hello"
 
 
 def test_settings_passed_in_configurable_are_the_runs_settings(

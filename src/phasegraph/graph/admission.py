@@ -1,12 +1,15 @@
 """What a run of the compiled graph is admitted with (SPEC sections 6 and 8).
 
 A malformed start is refused before anything is written, new input for a thread that holds a
-run (above all one paused for review) is refused, and LangGraph's super-step limit is set above
-any step budget, which lives in the state.
+run (above all one paused for review) is refused, a run that continues a thread works in the
+thread's folder unless told otherwise, and LangGraph's super-step limit is set above any step
+budget, which lives in the state.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -14,7 +17,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, StateSnapshot
 
 from phasegraph.context import MAX_STEPS_LIMIT, Context
-from phasegraph.errors import ThreadPausedError, ThreadStateError
+from phasegraph.errors import ConfigurationError, ThreadPausedError, ThreadStateError
 from phasegraph.tools.checks import validate_checks
 
 # Budgets live in the state (SPEC section 8), not in LangGraph's per-invocation super-step limit.
@@ -90,3 +93,22 @@ def with_step_limit(config: RunnableConfig | None, context: Any) -> RunnableConf
     if merged.get("max_concurrency") is None:
         merged["max_concurrency"] = Context.coerce(context).max_parallel + 2
     return cast(RunnableConfig, merged)
+
+
+def resumed_settings(settings: Context, values: Mapping[str, Any], starts: bool) -> Context:
+    """The settings a thread's run goes on with: in the folder it ran in, unless they name one.
+
+    A run that continues a thread (an answer to a pause, a resume after an error) and whose
+    settings name no workspace works where the thread worked, as `phasegraph resume` does, not
+    in the folder the caller happens to be in; settings that name one are kept (a project moved,
+    say). A thread whose folder is gone is refused, naming the setting that goes on elsewhere.
+    """
+    recorded = values.get("workspace")
+    if starts or settings.workspace or not isinstance(recorded, str) or not recorded:
+        return settings
+    if not os.path.isdir(recorded):
+        raise ConfigurationError(
+            f"the thread worked in {recorded!r}, which is not a folder any more; to go on "
+            "elsewhere, give the run Context(workspace=...)"
+        )
+    return dataclasses.replace(settings, workspace=recorded)

@@ -24,7 +24,7 @@ from langgraph.types import Send, StateSnapshot
 
 from phasegraph.context import Context
 from phasegraph.errors import ConfigurationError
-from phasegraph.graph.admission import check_input, refuse, with_step_limit
+from phasegraph.graph.admission import check_input, refuse, resumed_settings, with_step_limit
 from phasegraph.graph.errors import with_handler_edges
 from phasegraph.graph.indexing import record_thread, state_values
 from phasegraph.graph.pause import (
@@ -232,6 +232,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             if thread_id and "checkpoint_id" not in (config or {}).get("configurable", {}):
                 snapshot = checked_state(self, config)  # a refused value: nothing runs
                 refuse(input, starts, snapshot, thread_id)
+                kwargs["context"] = resumed_settings(kwargs["context"], snapshot.values, starts)
             last: Mapping[str, Any] | None = None
             part: dict[str, Any] | None = None
             try:
@@ -312,6 +313,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             if "checkpoint_id" not in (config or {}).get("configurable", {}):
                 snapshot = await achecked_state(self, config)
                 refuse(input, starts, snapshot, thread_id)
+                kwargs["context"] = resumed_settings(kwargs["context"], snapshot.values, starts)
             part: dict[str, Any] | None = None
             try:
                 async for chunk in CompiledStateGraph.astream(graph, input, config, **kwargs):
