@@ -195,6 +195,24 @@ def test_scripted_model_from_file_and_settings(tmp_path: Path, tools) -> None:
     assert out["step_count"] == 7
 
 
+def test_a_new_run_of_a_scripted_model_starts_its_script_again(tmp_path: Path) -> None:
+    # positions are the run's: a thread id used again in this process (a new checkpointer, or
+    # none at all) does not go on where the last run's script stopped
+    script = Path(__file__).parents[2] / "examples" / "cli_script.json"
+    ran = []
+    for i, saver in enumerate([InMemorySaver(), InMemorySaver(), None, None]):
+        ws = tmp_path / f"ws{i}"
+        ws.mkdir()
+        (ws / "notes.txt").write_text("meeting notes\n")
+        out = build_graph(checkpointer=saver).invoke(
+            {"request": "List the files and write them to files.md"},
+            {"configurable": {"thread_id": "again"}} if saver else None,
+            context=Context(model=f"scripted:{script}", workspace=str(ws)),
+        )
+        ran.append((out["status"], out["step_count"], (ws / "files.md").exists()))
+    assert ran == [ran[0]] * 4 and ran[0][0] == "completed" and ran[0][2]
+
+
 def test_scripted_model_file_errors_are_clear(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"plan_tool_call": {"not": "a list"}}', encoding="utf-8")

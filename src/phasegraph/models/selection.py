@@ -66,14 +66,19 @@ def describe_model(context: Context) -> str:
     return f"{spec} on {where}"
 
 
-def model_from_context(context: Context, thread_id: str = "") -> BaseChatModel:
-    """Build (or reuse) the chat model the settings name."""
+def model_from_context(context: Context, thread_id: str = "", run_id: str = "") -> BaseChatModel:
+    """Build (or reuse) the chat model the settings name.
+
+    A scripted model is one per run (``run_id``) of a thread: its answers advance through the
+    script as the run goes on, resumed or not, and a new run starts at the top of every list,
+    also on a thread id used before in this process (a new checkpointer, or none).
+    """
     kind = model_kind(context)
     spec = context.model.strip()
     if kind == "scripted":
         path = spec[len(SCRIPTED_PREFIX) :]
-        # one scripted model per thread, so its answers advance through the script
-        return _cached(("scripted", thread_id, path), lambda: ScriptedChatModel.from_file(path))
+        key = ("scripted", thread_id, run_id, path)
+        return _cached(key, lambda: ScriptedChatModel.from_file(path))
     if kind == "local":
         from phasegraph.models.local import LocalChatModel
 

@@ -293,7 +293,7 @@ def analyse(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
         ),
     ]
     call = call_structured(
-        deps.chat_model(runtime),
+        deps.chat_model(runtime, state.get("run_id") or update.get("run_id", "")),
         "request_analyser",
         StructuredRequest,
         messages,

@@ -56,11 +56,11 @@ class Deps:
             self._journal = journal_for(self.checkpointer)
         return self._journal
 
-    def chat_model(self, runtime: Runtime[Context]) -> BaseChatModel:
-        """The model passed to `build_graph`, else the one the settings name."""
+    def chat_model(self, runtime: Runtime[Context], run_id: str) -> BaseChatModel:
+        """The model passed to `build_graph`, else the one the settings name, for run ``run_id``."""
         if self.model is not None:
             return self.model
-        return model_from_context(context_of(runtime), thread_id())
+        return model_from_context(context_of(runtime), thread_id(), run_id)
 
 
 def workspace_settings(context: Context) -> WorkspaceSettings:

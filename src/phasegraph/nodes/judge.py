@@ -154,7 +154,7 @@ def _ask(
     context = context_of(runtime)
     parameters, variants = judge_schema(can_ask)
     return call_structured(
-        deps.chat_model(runtime),
+        deps.chat_model(runtime, state.get("run_id", "")),
         "judge_tasks",
         Judgement,
         messages,

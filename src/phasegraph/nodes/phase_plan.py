@@ -147,7 +147,7 @@ def phase_plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str,
         ),
     ]
     call = call_structured(
-        deps.chat_model(runtime),
+        deps.chat_model(runtime, state.get("run_id", "")),
         "phase_planner",
         PhasePlan,
         messages,

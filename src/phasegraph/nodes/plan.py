@@ -232,7 +232,7 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     asks_permission = limits_of(state)["review"] == "all"
     askable = [t for t in available if t not in tools] if asks_permission else []
     call = call_structured(
-        deps.chat_model(runtime),
+        deps.chat_model(runtime, state.get("run_id", "")),
         "plan_tool_call",
         RoundPlan,
         _messages(state, context, phase, tools, available, deps.guard_list()),

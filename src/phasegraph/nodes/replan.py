@@ -86,7 +86,7 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
     )
     messages = _messages(state, context, reason)
     call = call_structured(
-        deps.chat_model(runtime),
+        deps.chat_model(runtime, state.get("run_id", "")),
         "replanner",
         Replan,
         messages,

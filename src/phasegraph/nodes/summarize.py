@@ -275,7 +275,7 @@ def _model_summary(
     rounds = render_rounds(state.get("rounds", []), max(0, room))
     user = prompts.SUMMARIZE_USER.format(rounds=bullet_list(rounds), **fields)
     messages = [SystemMessage(prompts.SUMMARIZE_SYSTEM), HumanMessage(user)]
-    model = deps.chat_model(runtime)
+    model = deps.chat_model(runtime, state.get("run_id", ""))
     call = call_structured(
         model, "summarizer", Summary, messages, retries=context.max_parse_retries
     )
