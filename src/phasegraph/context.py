@@ -71,6 +71,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "max_output_chars": (100, 10_000_000),
     "prompt_token_budget": (200, 1_000_000),
     "max_read_bytes": (1_000, 1_000_000_000),
+    "command_memory_mb": (0, 1_048_576),
 }
 """Each numeric setting's least and greatest value: refused outside them, shown in Studio's form."""
 
@@ -200,6 +201,13 @@ class Context:
             "cannot give one; checks, with the argument checks alone (weaker; no interpreter)."
         },
     )
+    command_memory_mb: int = field(
+        default_factory=_env("COMMAND_MEMORY_MB", 1024, int),
+        metadata={
+            "description": "Memory (MB of data) a command run by run_command or a command check "
+            "may allocate; past it the program fails with memory exhausted. 0: no cap."
+        },
+    )
     max_read_bytes: int = field(
         default_factory=_env("MAX_READ_BYTES", 1_000_000, int),
         metadata={"description": "Bytes read_file, edit_file and search_text read of one file."},
@@ -276,6 +284,7 @@ class Context:
             timeout_s=self.task_timeout_s * 0.9,
             max_chars=self.max_output_chars,
             sandbox=self.command_sandbox,
+            max_memory_mb=self.command_memory_mb,
         )
 
     @property

@@ -132,6 +132,34 @@ def test_the_attacks_are_refused_inside_the_sandbox_too(ws: Path) -> None:
             run(ws, argv, sandbox="os")
 
 
+@pytest.mark.parametrize("sandbox", ["checks", "os"])
+def test_a_command_that_grows_past_its_memory_cap_fails_alone(ws: Path, sandbox: str) -> None:
+    # a regular expression whose matcher grows for ever: gigabytes within seconds uncapped
+    (ws / "a.txt").write_text("a" * 50 + "\n")
+    argv = ["grep", "-E", "((a{1,100}){1,100}){1,100}", "a.txt"]
+    capped = CommandSettings(timeout_s=5, sandbox=sandbox, max_memory_mb=64)  # type: ignore[arg-type]
+    out = run_command(argv, workspace=Workspace(str(ws)), settings=capped)
+    assert out.startswith("exit code: 2") and "memory exhausted" in out.lower()
+
+
+def test_the_memory_cap_is_a_setting_a_served_run_may_only_lower() -> None:
+    from phasegraph import Context
+    from phasegraph.errors import ConfigurationError
+    from phasegraph.graph.served import within_operator
+
+    assert Context().command_settings.max_memory_mb == 1024
+    assert Context(command_memory_mb=0).command_settings.max_memory_mb == 0  # no cap
+    with pytest.raises(ValueError, match="command_memory_mb"):
+        Context(command_memory_mb=-1)
+    operator = Context(command_memory_mb=512)
+    for narrower in (512, 100):
+        within_operator(Context(command_memory_mb=narrower), operator, "/srv/threads")
+    for wider in (513, 0):
+        with pytest.raises(ConfigurationError, match="command_memory_mb"):
+            within_operator(Context(command_memory_mb=wider), operator, "/srv/threads")
+    within_operator(Context(command_memory_mb=4096), Context(command_memory_mb=0), "/srv/t")
+
+
 def test_there_are_at_least_50_attacks() -> None:
     assert len(ATTACKS) >= 50
 

@@ -30,6 +30,7 @@ def within_operator(run: Context, operator: Context, workspaces: str) -> None:
       a program started on the server);
     - ``allowed_commands``: programs the operator allows, or fewer;
     - ``command_sandbox``: the operator's, or ``os`` (the stronger);
+    - ``command_memory_mb``: the operator's cap or a lower one (0 is no cap);
     - ``workspace``: empty (a folder of the thread's own), the operator's, or a folder under
       ``workspaces``, the folder of the threads' own;
     - ``model``: any model's name; a file (a script, a GGUF file) only the operator's, or a
@@ -44,6 +45,9 @@ def within_operator(run: Context, operator: Context, workspaces: str) -> None:
         refused.append("allowed_commands")
     if run.command_sandbox not in (operator.command_sandbox, "os"):
         refused.append("command_sandbox")
+    cap, operators = run.command_memory_mb, operator.command_memory_mb
+    if cap != operators and (cap == 0 or 0 < operators < cap):
+        refused.append("command_memory_mb")
     if run.workspace and not _served_folder(run.workspace, operator.workspace, workspaces):
         refused.append("workspace")
     if not _served_model_file(run.model, operator.model):

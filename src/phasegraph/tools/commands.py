@@ -13,8 +13,9 @@ What keeps a command in bounds, in two lines:
    them, against a closed table.
 
 Either way the process gets its own process group, killed whole on timeout and when it has
-exited; the environment keeps only a few harmless variables; output is read into a capped buffer,
-and a command that floods it is stopped.
+exited; its memory is capped (``max_memory_mb``, the data it may allocate); the environment keeps
+only a few harmless variables; output is read into a capped buffer, and a command that floods it
+is stopped.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import resource
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from phasegraph.tools.argv_rules import check_arguments
@@ -118,6 +120,8 @@ class CommandSettings:
     timeout_s: float = 30.0
     max_chars: int = 4000
     sandbox: SandboxMode = "os"
+    max_memory_mb: int = 1024
+    """The data a command may allocate (its heap and private mappings), in MB; 0: no cap."""
 
     def capped(self, timeout_s: float | None) -> CommandSettings:
         """These settings with a caller's timeout, never beyond the set one."""
@@ -181,6 +185,7 @@ def run_command(
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 pass_fds=passed,
+                preexec_fn=memory_cap(settings.max_memory_mb),
             )
     except SandboxUnavailable as exc:
         raise WorkspaceError(str(exc)) from None
@@ -196,6 +201,24 @@ def run_command(
                 f"the command made {', '.join(n + '/' for n in undone)}, which commands may "
                 "not write; it was taken away"
             )
+
+
+def memory_cap(megabytes: int) -> Callable[[], None] | None:
+    """What a started command runs before its program: a cap on the data it may allocate.
+
+    ``RLIMIT_DATA`` (the heap and private writable mappings, inherited by the sandbox's
+    program): a command that grows past it gets "memory exhausted" from its allocator, not the
+    machine's memory. Address space reserved and not written is not counted, so runtimes that
+    reserve much (a JIT, say) still start. None for 0: no cap.
+    """
+    if megabytes <= 0:
+        return None
+    limit = megabytes << 20
+
+    def cap() -> None:  # in the child between fork and exec: a system call, nothing to lock
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+
+    return cap
 
 
 def _collect(process: subprocess.Popen[bytes], settings: CommandSettings) -> str:
