@@ -142,6 +142,11 @@ def test_a_command_that_grows_past_its_memory_cap_fails_alone(ws: Path, sandbox:
     assert out.startswith("exit code: 2") and "memory exhausted" in out.lower()
 
 
+def test_a_command_line_the_system_refuses_is_a_workspace_error(ws: Path) -> None:
+    with pytest.raises(WorkspaceError, match="could not start: Argument list too long"):
+        run(ws, ["echo", "x" * 200_000] * 20)
+
+
 def test_the_memory_cap_is_a_setting_a_served_run_may_only_lower() -> None:
     from phasegraph import Context
     from phasegraph.errors import ConfigurationError

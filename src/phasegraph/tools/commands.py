@@ -192,6 +192,8 @@ def run_command(
     except FileNotFoundError as exc:
         missing = exc.args[0] if exc.args and isinstance(exc.args[0], str) else ""
         raise WorkspaceError(missing or f"{args[0]!r} is not installed on this machine") from None
+    except OSError as exc:  # E2BIG: a command line longer than the system takes, say
+        raise WorkspaceError(f"the command could not start: {exc.strerror or exc}") from None
     try:
         return _collect(process, settings)
     finally:
