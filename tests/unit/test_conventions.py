@@ -258,6 +258,19 @@ def test_an_answer_keyed_by_the_question_id_resumes_the_run(tmp_path: Path) -> N
     assert done["status"] == "completed" and (tmp_path / "out.txt").read_text() == "hello"
 
 
+def test_an_answer_keyed_by_an_id_no_question_has_is_asked_again_saying_so(
+    tmp_path: Path,
+) -> None:
+    graph = graph_for()
+    config = {"configurable": {"thread_id": "wrong-id"}}
+    context = Context(workspace=str(tmp_path), review="plan")
+    graph.invoke({"request": "write out.txt"}, config, context=context)
+    out = graph.invoke(Command(resume={"not-an-id": "approve"}), config, context=context)
+    error = out["__interrupt__"][0].value["error"]
+    assert "keyed by 'not-an-id'" in error and "no question" in error
+    assert not (tmp_path / "out.txt").exists()
+
+
 def test_an_answer_written_as_human_review_is_still_reviewed(tmp_path: Path) -> None:
     graph = graph_for()
     config = {"configurable": {"thread_id": "as-node"}}

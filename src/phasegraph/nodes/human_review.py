@@ -84,6 +84,13 @@ def parse_feedback(
             f'{expected}, given as {{"action": ...}}; got a {type(feedback).__name__}'
         )
     action = feedback.get("action")
+    if action is None and len(feedback) == 1:
+        (key, value), = feedback.items()
+        if isinstance(value, str | Mapping):  # {id: answer} for an id no question here has
+            raise FeedbackError(
+                f"{expected}; the answer is keyed by {key!r}, the id of no question this "
+                "thread asks: give the answer itself, or key it by the id in interrupts"
+            )
     if action not in actions:
         raise FeedbackError(f"{expected}; got {action!r}")
     done_ids = [p["id"] for p in state.get("phases", [])[: state.get("phase_index", 0)]]
