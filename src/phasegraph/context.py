@@ -226,6 +226,10 @@ class Context:
 
     def __post_init__(self) -> None:
         """Reject settings that cannot work, naming the field."""
+        if type(self.command_memory_mb) is not int:
+            raise ValueError(
+                f"command_memory_mb must be a whole number of MB; got {self.command_memory_mb!r}"
+            )
         if self.command_sandbox not in SANDBOX_MODES:
             raise ValueError(
                 f"command_sandbox must be one of {', '.join(SANDBOX_MODES)}; "

@@ -142,6 +142,26 @@ def test_a_command_that_grows_past_its_memory_cap_fails_alone(ws: Path, sandbox:
     assert out.startswith("exit code: 2") and "memory exhausted" in out.lower()
 
 
+def test_a_lower_hard_memory_limit_of_the_machine_is_kept_not_refused(ws: Path) -> None:
+    import subprocess
+    import sys
+
+    # a process whose hard limit is under the cap: raising to the cap would fail in the child
+    code = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_DATA, (900 << 20, 900 << 20))\n"
+        "from phasegraph.tools.commands import CommandSettings, run_command\n"
+        "from phasegraph.tools.workspace import Workspace\n"
+        "for mode in ('checks', 'os'):\n"
+        "    print(run_command(['wc', '-l', 'in.txt'], workspace=Workspace(sys.argv[1]),\n"
+        "                      settings=CommandSettings(sandbox=mode)).splitlines()[0])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")}
+    done = subprocess.run([sys.executable, "-c", code, str(ws)], capture_output=True, text=True,
+                          env=env, timeout=60)  # fmt: skip
+    assert done.stdout.split() == ["exit", "code:", "0"] * 2, done.stderr
+
+
 def test_a_command_line_the_system_refuses_is_a_workspace_error(ws: Path) -> None:
     with pytest.raises(WorkspaceError, match="could not start: Argument list too long"):
         run(ws, ["echo", "x" * 200_000] * 20)
@@ -154,8 +174,9 @@ def test_the_memory_cap_is_a_setting_a_served_run_may_only_lower() -> None:
 
     assert Context().command_settings.max_memory_mb == 1024
     assert Context(command_memory_mb=0).command_settings.max_memory_mb == 0  # no cap
-    with pytest.raises(ValueError, match="command_memory_mb"):
-        Context(command_memory_mb=-1)
+    for bad in (-1, 1024.0, True):
+        with pytest.raises(ValueError, match="command_memory_mb"):
+            Context(command_memory_mb=bad)
     operator = Context(command_memory_mb=512)
     for narrower in (512, 100):
         within_operator(Context(command_memory_mb=narrower), operator, "/srv/threads")

@@ -211,11 +211,16 @@ def memory_cap(megabytes: int) -> Callable[[], None] | None:
     ``RLIMIT_DATA`` (the heap and private writable mappings, inherited by the sandbox's
     program): a command that grows past it gets "memory exhausted" from its allocator, not the
     machine's memory. Address space reserved and not written is not counted, so runtimes that
-    reserve much (a JIT, say) still start. None for 0: no cap.
+    reserve much (a JIT, say) still start. The cap is each process's (a command that starts
+    others gives each its own) and counts its threads' stacks. A lower hard limit of this
+    process is kept. None for 0: no cap.
     """
     if megabytes <= 0:
         return None
-    limit = megabytes << 20
+    limit = int(megabytes) << 20
+    _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+    if hard != resource.RLIM_INFINITY:  # a lower cap the machine set stays, and is no error
+        limit = min(limit, hard)
 
     def cap() -> None:  # in the child between fork and exec: a system call, nothing to lock
         resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
