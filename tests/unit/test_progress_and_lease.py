@@ -213,6 +213,20 @@ def test_a_new_run_of_a_scripted_model_starts_its_script_again(tmp_path: Path) -
     assert ran == [ran[0]] * 4 and ran[0][0] == "completed" and ran[0][2]
 
 
+def test_scripted_models_kept_are_bounded_and_the_latest_reused(tmp_path: Path) -> None:
+    from phasegraph.models import selection
+
+    path = tmp_path / "demo.json"
+    path.write_text(json.dumps(make_script()), encoding="utf-8")
+    context = Context(model=f"scripted:{path}")
+    first = model_from_context(context, "t", "run-0")
+    for run in range(1, 3 * selection.SCRIPTED_KEPT):
+        model_from_context(context, "t", f"run-{run}")
+        assert model_from_context(context, "t", "run-0") is first  # in use: kept
+    kept = [k for k in selection._cache if k[0] == "scripted" and k[1] == "t"]
+    assert len(kept) <= selection.SCRIPTED_KEPT
+
+
 def test_scripted_model_file_errors_are_clear(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"plan_tool_call": {"not": "a list"}}', encoding="utf-8")

@@ -37,6 +37,8 @@ HTTP_RETRIES = 3
 
 _cache: dict[tuple[str, ...], BaseChatModel] = {}
 _cache_lock = threading.Lock()
+#: Scripted models kept (one per run of a thread): the least recently used goes past it.
+SCRIPTED_KEPT = 64
 
 
 def model_kind(context: Context) -> str:
@@ -148,7 +150,12 @@ def _cached(key: tuple[str, ...], build: Any) -> BaseChatModel:
     with _cache_lock:
         if key not in _cache:
             _cache[key] = build()
-        return _cache[key]
+            scripted = [k for k in _cache if k[0] == "scripted"]
+            for old in scripted[: max(0, len(scripted) - SCRIPTED_KEPT)]:
+                del _cache[old]
+        model = _cache.pop(key)
+        _cache[key] = model  # last: the most recently used
+        return model
 
 
 def _openai_model(name: str, context: Context) -> BaseChatModel:
