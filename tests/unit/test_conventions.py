@@ -101,6 +101,14 @@ def test_a_resume_that_names_no_workspace_goes_on_in_the_threads_folder(
     done = asyncio.run(graph.ainvoke(Command(resume="approve"), config))
     assert done["status"] == "completed" and (ws / "out.txt").read_text() == "hello"
     assert not (elsewhere / "out.txt").exists()
+    # and given the config of a checkpoint (get_state(...).config), as resume() after an error is
+    (ws / "out.txt").unlink()
+    config = {"configurable": {"thread_id": "moved-checkpoint"}}
+    graph.invoke({"request": "write out.txt"}, config,
+                 context=Context(workspace=str(ws), review="plan"))  # fmt: skip
+    done = graph.invoke(Command(resume="approve"), graph.get_state(config).config)
+    assert done["status"] == "completed" and (ws / "out.txt").read_text() == "hello"
+    assert not (elsewhere / "out.txt").exists()
 
 
 def test_a_resume_names_the_setting_when_the_threads_folder_is_gone(
@@ -269,6 +277,10 @@ def test_an_answer_keyed_by_an_id_no_question_has_is_asked_again_saying_so(
     error = out["__interrupt__"][0].value["error"]
     assert "keyed by 'not-an-id'" in error and "no question" in error
     assert not (tmp_path / "out.txt").exists()
+    # a field of an answer given without its action is not taken for an id
+    out = graph.invoke(Command(resume={"answer": "CSV please"}), config, context=context)
+    error = out["__interrupt__"][0].value["error"]
+    assert "keyed by" not in error and "takes action approve" in error
 
 
 def test_an_answer_written_as_human_review_is_still_reviewed(tmp_path: Path) -> None:

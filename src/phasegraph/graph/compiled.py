@@ -229,9 +229,10 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         config = with_step_limit(config, kwargs.get("context"))
         with self.lease(config) as lease:
             thread_id = self._guard_target(config)
-            if thread_id and "checkpoint_id" not in (config or {}).get("configurable", {}):
+            if thread_id:
                 snapshot = checked_state(self, config)  # a refused value: nothing runs
-                refuse(input, starts, snapshot, thread_id)
+                if "checkpoint_id" not in (config or {}).get("configurable", {}):
+                    refuse(input, starts, snapshot, thread_id)
                 kwargs["context"] = resumed_settings(kwargs["context"], snapshot.values, starts)
             last: Mapping[str, Any] | None = None
             part: dict[str, Any] | None = None
@@ -310,10 +311,10 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             return
         store = await alease_store_for(self.checkpointer)
         async with ahold_lease(store, thread_id) as lease:
+            snapshot = await achecked_state(self, config)
             if "checkpoint_id" not in (config or {}).get("configurable", {}):
-                snapshot = await achecked_state(self, config)
                 refuse(input, starts, snapshot, thread_id)
-                kwargs["context"] = resumed_settings(kwargs["context"], snapshot.values, starts)
+            kwargs["context"] = resumed_settings(kwargs["context"], snapshot.values, starts)
             part: dict[str, Any] | None = None
             try:
                 async for chunk in CompiledStateGraph.astream(graph, input, config, **kwargs):

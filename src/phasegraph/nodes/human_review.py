@@ -35,6 +35,7 @@ from phasegraph.state.feedback import (
     ACTIONS_BY_KIND,
     Allow,
     Answer,
+    Approve,
     Deny,
     Edit,
     Feedback,
@@ -86,7 +87,8 @@ def parse_feedback(
     action = feedback.get("action")
     if action is None and len(feedback) == 1:
         (key, value), = feedback.items()
-        if isinstance(value, str | Mapping):  # {id: answer} for an id no question here has
+        # {id: answer} for an id no question here has; not a field of an answer without action
+        if key not in ANSWER_FIELDS and isinstance(value, str | Mapping):
             raise FeedbackError(
                 f"{expected}; the answer is keyed by {key!r}, the id of no question this "
                 "thread asks: give the answer itself, or key it by the id in interrupts"
@@ -166,6 +168,13 @@ def answer_of(state: State, runtime: Runtime[Context]) -> Any:
         except FeedbackError as exc:
             error, feedback = str(exc), None
 
+
+#: The fields an answer may have: a one-key answer of another key is keyed by a question's id.
+ANSWER_FIELDS = frozenset(
+    name
+    for model in (Approve, Reject, Edit, Modify, Answer, Allow, Deny)
+    for name in model.model_fields
+)
 
 #: The id of the question a paused run shows before it asks (`graph.compiled`), by its prefix.
 QUESTION_ID_PREFIX = "review-"
