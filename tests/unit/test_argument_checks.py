@@ -132,8 +132,17 @@ def test_the_attacks_are_refused_inside_the_sandbox_too(ws: Path) -> None:
             run(ws, argv, sandbox="os")
 
 
+@pytest.mark.parametrize("prlimit", [True, False], ids=["prlimit", "between-fork-and-exec"])
 @pytest.mark.parametrize("sandbox", ["checks", "os"])
-def test_a_command_that_grows_past_its_memory_cap_fails_alone(ws: Path, sandbox: str) -> None:
+def test_a_command_that_grows_past_its_memory_cap_fails_alone(
+    ws: Path, sandbox: str, prlimit: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from phasegraph.tools import commands
+
+    if not prlimit:  # a machine without util-linux's prlimit
+        monkeypatch.setattr(commands, "prlimit_binary", lambda: None)
+    elif commands.prlimit_binary() is None:
+        pytest.fail("this machine has no prlimit (util-linux): the test needs it")
     # a regular expression whose matcher grows for ever: gigabytes within seconds uncapped
     (ws / "a.txt").write_text("a" * 50 + "\n")
     argv = ["grep", "-E", "((a{1,100}){1,100}){1,100}", "a.txt"]

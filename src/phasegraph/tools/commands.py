@@ -21,9 +21,11 @@ is stopped.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import resource
+import shutil
 import signal
 import subprocess
 import threading
@@ -176,6 +178,7 @@ def run_command(
                 passed = (stack.enter_context(seccomp_fd()),)
                 args = sandbox_argv(binary, resolve_program(args[0]), args[1:], root, passed[0])
                 env = sandbox_environment(env)
+            args, first = capped_launch(args, env, settings.max_memory_mb)
             process = subprocess.Popen(
                 args,
                 cwd=root,
@@ -185,7 +188,7 @@ def run_command(
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 pass_fds=passed,
-                preexec_fn=memory_cap(settings.max_memory_mb),
+                preexec_fn=first,
             )
     except SandboxUnavailable as exc:
         raise WorkspaceError(str(exc)) from None
@@ -205,27 +208,43 @@ def run_command(
             )
 
 
-def memory_cap(megabytes: int) -> Callable[[], None] | None:
-    """What a started command runs before its program: a cap on the data it may allocate.
+def capped_launch(
+    args: list[str], env: Mapping[str, str], megabytes: int
+) -> tuple[list[str], Callable[[], None] | None]:
+    """The argv to start and what the child runs first: the command under its memory cap.
 
-    ``RLIMIT_DATA`` (the heap and private writable mappings, inherited by the sandbox's
-    program): a command that grows past it gets "memory exhausted" from its allocator, not the
-    machine's memory. Address space reserved and not written is not counted, so runtimes that
-    reserve much (a JIT, say) still start. The cap is each process's (a command that starts
-    others gives each its own) and counts its threads' stacks. A lower hard limit of this
-    process is kept. None for 0: no cap.
+    ``RLIMIT_DATA`` (a process's heap, private writable mappings and threads' stacks, inherited
+    by the sandbox's program and by any process it starts, each its own): a command that grows
+    past it gets "memory exhausted" from its allocator, not the machine's memory. Address space
+    reserved and not written is not counted, so runtimes that reserve much (a JIT) still start.
+    A lower hard limit of this process is kept. The cap is set by util-linux's ``prlimit``,
+    which then runs the command, where the machine has it: Python starts it without copying this
+    process (a copy of one that holds a model costs milliseconds a command); elsewhere between
+    fork and exec. No cap for 0.
     """
     if megabytes <= 0:
-        return None
+        return args, None
     limit = int(megabytes) << 20
     _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
     if hard != resource.RLIM_INFINITY:  # a lower cap the machine set stays, and is no error
         limit = min(limit, hard)
+    wrapper = prlimit_binary()
+    if wrapper is None:
 
-    def cap() -> None:  # in the child between fork and exec: a system call, nothing to lock
-        resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+        def cap() -> None:  # in the child between fork and exec: a system call, nothing to lock
+            resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
-    return cap
+        return args, cap
+    program = args[0] if "/" in args[0] else shutil.which(args[0], path=env.get("PATH"))
+    if program is None:
+        raise FileNotFoundError(f"{args[0]!r} is not installed on this machine")
+    return [wrapper, f"--data={limit}:{limit}", "--", program, *args[1:]], None
+
+
+@functools.cache
+def prlimit_binary() -> str | None:
+    """util-linux's ``prlimit``, which sets a limit and runs a program, if the machine has it."""
+    return shutil.which("prlimit")
 
 
 def _collect(process: subprocess.Popen[bytes], settings: CommandSettings) -> str:
