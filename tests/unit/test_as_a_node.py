@@ -98,3 +98,20 @@ def test_settings_given_to_the_node_the_older_way_go_over_the_parents(tmp_path: 
     settings = Context(workspace=str(tmp_path))
     out = parent.invoke({"request": "write out.txt"}, config, context=settings)
     assert out["__interrupt__"][0].value["kind"] == "plan_review"
+
+
+def test_resumed_through_the_parent_without_settings_it_goes_on_in_its_folder(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    # the parent's resume gives no context: the thread's folder, not the current one
+    monkeypatch.delenv("PHASEGRAPH_WORKSPACE", raising=False)
+    ws, elsewhere = tmp_path / "ws", tmp_path / "elsewhere"
+    ws.mkdir(), elsewhere.mkdir()
+    parent, config = parent_graph(), {"configurable": {"thread_id": "away"}}
+    out = parent.invoke({"request": "write out.txt"}, config,
+                        context=Context(review="plan", workspace=str(ws)))  # fmt: skip
+    (asked,) = out["__interrupt__"]
+    monkeypatch.chdir(elsewhere)
+    done = parent.invoke(Command(resume={asked.id: {"action": "approve"}}), config)
+    assert done["status"] == "completed" and (ws / "out.txt").read_text() == "hi"
+    assert not (elsewhere / "out.txt").exists()

@@ -126,9 +126,10 @@ def test_a_resume_names_the_setting_when_the_threads_folder_is_gone(
     with pytest.raises(ConfigurationError, match=r"not a folder any more.*Context\(workspace="):
         graph.invoke(Command(resume="approve"), config)
     assert graph.get_state(config).next == ("human_review",)  # still paused, nothing ran
-    # a resume that names a folder goes on there
+    # a resume that names a folder goes on there, and the run's output names it from then on
     done = graph.invoke(Command(resume="approve"), config, context=Context(workspace=str(other)))
     assert done["status"] == "completed" and (other / "out.txt").read_text() == "hello"
+    assert done["workspace"] == str(other.resolve()) and str(other) in done["final_summary"]
 
 
 def test_settings_passed_in_configurable_are_the_runs_settings(

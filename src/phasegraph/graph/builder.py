@@ -28,6 +28,7 @@ from phasegraph.context import Context
 from phasegraph.errors import ConfigurationError
 from phasegraph.graph.compiled import PhaseGraph
 from phasegraph.graph.errors import on_node_error
+from phasegraph.graph.folder import in_thread_folder, recording_folder
 from phasegraph.graph.updates import changes_only
 from phasegraph.guards import Guard
 from phasegraph.nodes import (
@@ -53,16 +54,19 @@ NodeFn = Callable[[Any, Runtime[Context], Deps], Any]
 def _bind(fn: NodeFn, deps: Deps, *, announced: bool = False) -> Callable[..., Any]:
     """A node LangGraph can call (state, runtime) with the graph's dependencies bound.
 
-    Its update keeps only the writes that change the state (`updates.changes_only`). An
+    It works in the thread's folder unless the run's settings name another, and records a new
+    one (`folder`). Its update keeps only the writes that change the state
+    (`updates.changes_only`). An
     ``announced`` stage (one that waits on the model) first sends ``stage_started``, so that
     a person watching knows what the wait is for (SPEC section 9).
     """
     stage = fn.__name__
 
     def node(state: State, *, runtime: Runtime[Context]) -> Any:
+        runtime = in_thread_folder(state, runtime)
         if announced:
             emit(runtime, "stage_started", stage=stage)
-        return changes_only(state, fn(state, runtime, deps))
+        return changes_only(state, recording_folder(state, runtime, fn(state, runtime, deps)))
 
     node.__name__ = fn.__name__
     node.__doc__ = fn.__doc__

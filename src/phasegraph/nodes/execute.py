@@ -205,6 +205,7 @@ class _Wave:
                 "journal_key": key,
                 "wave": self.number,
                 "timeout_s": min(self.context.task_timeout_s, self.time_left),
+                "workspace": self.context.root,
             }
         )
         return True

@@ -110,6 +110,8 @@ class TaskInput(TypedDict):
     """Seconds the tool may take: the per-task limit, cut to what is left of the round's."""
     last_wave: NotRequired[bool]
     """Whether no task waits for this wave: its task hands over to the judge (else execute)."""
+    workspace: NotRequired[str]
+    """The folder the run works in, for a task whose run names none (`graph.folder`)."""
 
 
 def merge_results(old: list[TaskResult], new: list[TaskResult]) -> list[TaskResult]:
