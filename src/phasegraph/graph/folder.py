@@ -10,6 +10,7 @@ where the work is.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Mapping
 from typing import Any
@@ -22,11 +23,34 @@ from phasegraph.context import Context
 
 def in_thread_folder(state: Mapping[str, Any], runtime: Runtime[Context]) -> Runtime[Context]:
     """The node's runtime, its settings working in the thread's folder unless they name one."""
-    context = Context.coerce(runtime.context)
+    given = runtime.context
     recorded = state.get("workspace")
-    if context.workspace or not isinstance(recorded, str) or not recorded:
+    if not isinstance(recorded, str) or not recorded:
         return runtime
-    return runtime.override(context=dataclasses.replace(context, workspace=recorded))
+    if isinstance(given, Context) and given.workspace:
+        return runtime  # the common case, checked without building anything
+    context = Context.coerce(given)
+    if context.workspace:
+        return runtime
+    return runtime.override(context=_moved(context, recorded))
+
+
+_last: tuple[Context, str, Context] | None = None
+
+
+def _moved(context: Context, folder: str) -> Context:
+    """``context`` working in ``folder``: one copy for all the nodes of a call, not one each.
+
+    The settings were checked when ``context`` was made; a folder is no limit to check again.
+    """
+    global _last
+    last = _last
+    if last is not None and last[0] is context and last[1] == folder:
+        return last[2]
+    moved = copy.copy(context)
+    moved.workspace = folder
+    _last = (context, folder, moved)
+    return moved
 
 
 def recording_folder(state: Mapping[str, Any], runtime: Runtime[Context], result: Any) -> Any:
@@ -36,8 +60,10 @@ def recording_folder(state: Mapping[str, Any], runtime: Runtime[Context], result
     run's state when it holds its limits.
     """
     recorded = state.get("workspace")
-    root = Context.coerce(runtime.context).root
-    if "limits" not in state or not recorded or recorded == root:
+    if "limits" not in state or not recorded:
+        return result
+    context = Context.coerce(runtime.context)
+    if context.workspace == recorded or (root := context.root) == recorded:
         return result
     if isinstance(result, dict):
         return {**result, "workspace": root}
