@@ -454,10 +454,10 @@ def test_the_prompts_listing_stops_walking_once_it_has_what_it_shows(
     visited: list[str] = []
     real_walk = workspace_module.walk_tree
 
-    def walk(top: Any) -> Any:
-        for current, dirs, files in real_walk(top):
+    def walk(*args: Any) -> Any:
+        for current, dirs, files, links in real_walk(*args):
             visited.append(str(current))
-            yield current, dirs, files
+            yield current, dirs, files, links
 
     monkeypatch.setattr(workspace_module, "walk_tree", walk)
     context = Context(workspace=str(tmp_path))
@@ -470,6 +470,35 @@ def test_the_prompts_listing_stops_walking_once_it_has_what_it_shows(
     visited.clear()
     listing = Workspace(str(tmp_path)).list_files(".")
     assert "zz/deep/7.txt" in listing and any(v.endswith("deep") for v in visited)
+
+
+def test_a_folder_swapped_for_a_link_while_it_is_listed_is_not_followed_out(
+    tmp_path: Path,
+) -> None:
+    # a command of the same round may swap a folder for a symlink between the walk's steps
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    (ws / "z_dir").mkdir(parents=True)
+    (ws / "a.txt").write_text("a")
+    (outside / "private").mkdir(parents=True)
+    (outside / "secret.txt").write_text("s")
+    walk = Workspace(str(ws)).walk(".")
+    assert next(walk) == "z_dir/"  # z_dir is queued, as a folder
+    (ws / "z_dir").rename(tmp_path / "spare")
+    os.symlink(outside, ws / "z_dir")
+    rest = list(walk)
+    assert rest == ["a.txt"] and not any("secret" in e or "private" in e for e in rest)
+    found = Workspace(str(ws)).search_text("s", ".")
+    assert "secret" not in found
+
+
+def test_a_path_too_long_for_the_system_to_name_is_still_listed_and_searched(
+    tmp_path: Path,
+) -> None:
+    space = Workspace(str(tmp_path))
+    deep = "/".join(["n" * 250] * 17) + "/f.txt"  # past PATH_MAX (4096)
+    assert "wrote" in space.write_file(deep, "deep\n")
+    assert deep in space.list_files(".")
+    assert "[1 matching line]" in space.search_text("deep")
 
 
 def test_a_secret_set_in_the_environment_after_a_redaction_is_masked_too(

@@ -206,11 +206,10 @@ class Workspace:
         start = root / rel
         if not start.is_dir():
             raise WorkspaceError(f"{path!r} does not exist")
-        for current, dirs, files in walk_tree(start):
+        for current, dirs, files, links in walk_tree(root, rel.parts, self.directory):
             here = current.relative_to(root)
             for name in [*dirs, *files]:
-                full = current / name
-                mark = "@" if full.is_symlink() else "/" if name in dirs else ""
+                mark = "@" if name in links else "/" if name in dirs else ""
                 yield f"{here / name}{mark}"
 
     def read_file(
@@ -292,6 +291,15 @@ class Workspace:
         self.write_bytes(rel, text.replace(old_text, new_text, 1).encode("utf-8"))
         return f"replaced 1 occurrence in {rel}"
 
+    def _files_under(self, rel: PurePosixPath) -> list[Path]:
+        """The files under a folder, symlinks left out (searched where they point, if inside)."""
+        if not (self.real_root / rel).is_dir():
+            raise WorkspaceError(f"{rel.name!r} does not exist")
+        found: list[Path] = []
+        for current, _dirs, files, links in walk_tree(self.real_root, rel.parts, self.directory):
+            found.extend(current / n for n in files if n not in links)
+        return found
+
     def search_text(self, pattern: str, path: str = ".") -> str:
         """Lines matching a regular expression, as ``file:line: text``, at most MAX_MATCHES.
 
@@ -310,7 +318,7 @@ class Workspace:
         start = root / rel
         if os.path.lexists(start) and not (start.is_file() or start.is_dir()):
             raise WorkspaceError(not_regular(str(rel)))
-        files = [start] if start.is_file() else _walk_files(start)
+        files = [start] if start.is_file() else self._files_under(rel)
         matches: list[str] = []
         skipped = 0
         for file in files:
@@ -341,16 +349,6 @@ class Workspace:
         if not matches:
             return f"no match for {pattern!r} under {rel}\n{count}{note}"
         return "\n".join(matches) + "\n" + count + note
-
-
-def _walk_files(start: Path) -> list[Path]:
-    if not start.is_dir():
-        raise WorkspaceError(f"{start.name!r} does not exist")
-    found: list[Path] = []
-    for current, _dirs, files in walk_tree(start):
-        # a symlink is searched where it points, if that is inside; never through the link
-        found.extend(current / n for n in files if not os.path.islink(current / n))
-    return found
 
 
 def not_regular(rel: str) -> str:
