@@ -22,7 +22,7 @@ from phasegraph.tools.commands import (
     CommandSettings,
     scrubbed_environment,
 )
-from phasegraph.tools.workspace import Workspace
+from phasegraph.tools.workspace import Workspace, WorkspaceError
 
 from scripts import processes_with
 
@@ -499,6 +499,18 @@ def test_a_path_too_long_for_the_system_to_name_is_still_listed_and_searched(
     assert "wrote" in space.write_file(deep, "deep\n")
     assert deep in space.list_files(".")
     assert "[1 matching line]" in space.search_text("deep")
+
+
+def test_a_search_has_a_time_bound_in_all_not_only_per_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # lines each under the per-line bound would add up without end (hours for a large file)
+    monkeypatch.setattr(workspace_module, "SEARCH_TOTAL_S", 1.0)
+    (tmp_path / "slow.txt").write_text(("a" * 24 + "b\n") * 200)
+    started = time.monotonic()
+    with pytest.raises(WorkspaceError, match=r"took too long.*stopped at slow.txt:\d+"):
+        Workspace(str(tmp_path)).search_text(r"(a|aa)+$", "slow.txt")
+    assert time.monotonic() - started < 3
 
 
 def test_a_secret_set_in_the_environment_after_a_redaction_is_masked_too(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,6 +32,9 @@ MAX_LINE_CHARS = 400
 MAX_PATTERN_CHARS = 500
 # regex's own timeout stops a catastrophic pattern; re would spin until the process ends.
 SEARCH_TIMEOUT_S = 5.0
+# A search's whole time: lines each just under SEARCH_TIMEOUT_S would add up without end, and a
+# task given up on (its timeout) leaves its thread searching.
+SEARCH_TOTAL_S = 30.0
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 # O_NONBLOCK: a FIFO opened to read waits for a writer; non-blocking, the open returns at once
@@ -321,6 +325,7 @@ class Workspace:
         files = [start] if start.is_file() else self._files_under(rel)
         matches: list[str] = []
         skipped = 0
+        deadline = time.monotonic() + SEARCH_TOTAL_S
         for file in files:
             file_rel = PurePosixPath(file.relative_to(root))
             try:
@@ -333,11 +338,15 @@ class Workspace:
                 continue
             text, _ = decode(data)
             for number, line in enumerate(text.splitlines(), start=1):
+                left = deadline - time.monotonic()
                 try:
-                    found = compiled.search(line, timeout=SEARCH_TIMEOUT_S)
+                    if left <= 0:
+                        raise TimeoutError
+                    found = compiled.search(line, timeout=min(SEARCH_TIMEOUT_S, left))
                 except TimeoutError:
                     raise WorkspaceError(
-                        f"the pattern {pattern!r} took too long (catastrophic backtracking?)"
+                        f"the pattern {pattern!r} took too long (catastrophic backtracking?), "
+                        f"stopped at {file_rel}:{number}; narrow the pattern or the path"
                     ) from None
                 if found:
                     matches.append(f"{file_rel}:{number}: {line[:MAX_LINE_CHARS]}")
