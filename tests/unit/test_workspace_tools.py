@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
+import threading
 import time
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -511,6 +513,25 @@ def test_a_search_has_a_time_bound_in_all_not_only_per_line(
     with pytest.raises(WorkspaceError, match=r"took too long.*stopped at slow.txt:\d+"):
         Workspace(str(tmp_path)).search_text(r"(a|aa)+$", "slow.txt")
     assert time.monotonic() - started < 3
+
+
+def test_a_fifo_is_refused_without_being_opened(tmp_path: Path) -> None:
+    # opening a FIFO to read wakes a writer blocked on it: the refusal must come first
+    os.mkfifo(tmp_path / "pipe")
+    woken = threading.Event()
+
+    def writer() -> None:
+        with contextlib.suppress(OSError), open(tmp_path / "pipe", "wb"):
+            woken.set()
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    space = Workspace(str(tmp_path))
+    with pytest.raises(WorkspaceError, match="never opened"):
+        space.read_file("pipe")
+    assert "[0 matching lines]" in space.search_text("x", ".")
+    assert not woken.wait(0.3)
+    os.open(tmp_path / "pipe", os.O_RDONLY | os.O_NONBLOCK)  # let the writer go
 
 
 def test_a_secret_set_in_the_environment_after_a_redaction_is_masked_too(

@@ -128,6 +128,11 @@ class Workspace:
             raise WorkspaceError("the workspace root is a directory, not a file")
         with self.directory(rel.parent.parts if rel.parent != PurePosixPath(".") else ()) as d:
             try:
+                # looked at first: opening a FIFO wakes a writer waiting on it, and a device's
+                # open may act; the check after the open still holds if it was swapped between
+                mode = os.stat(rel.name, dir_fd=d, follow_symlinks=False).st_mode
+                if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):  # a link: refused below
+                    raise WorkspaceError(not_regular(str(rel)))
                 fd = os.open(rel.name, _FILE_FLAGS, dir_fd=d)
             except FileNotFoundError:
                 raise WorkspaceError(f"{str(rel)!r} does not exist") from None
