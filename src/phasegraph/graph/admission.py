@@ -18,6 +18,7 @@ from langgraph.types import Command, StateSnapshot
 
 from phasegraph.context import MAX_STEPS_LIMIT, Context
 from phasegraph.errors import ConfigurationError, ThreadPausedError, ThreadStateError
+from phasegraph.graph.folder import thread_folder
 from phasegraph.tools.checks import validate_checks
 
 # Budgets live in the state (SPEC section 8), not in LangGraph's per-invocation super-step limit.
@@ -103,12 +104,12 @@ def resumed_settings(settings: Context, values: Mapping[str, Any], starts: bool)
     in the folder the caller happens to be in; settings that name one are kept (a project moved,
     say). A thread whose folder is gone is refused, naming the setting that goes on elsewhere.
     """
-    recorded = values.get("workspace")
-    if starts or settings.workspace or not isinstance(recorded, str) or not recorded:
+    folder = None if starts else thread_folder(settings, values)
+    if folder is None:
         return settings
-    if not os.path.isdir(recorded):
+    if not os.path.isdir(folder):
         raise ConfigurationError(
-            f"the thread worked in {recorded!r}, which is not a folder any more; to go on "
+            f"the thread worked in {folder!r}, which is not a folder any more; to go on "
             "elsewhere, give the run Context(workspace=...)"
         )
-    return dataclasses.replace(settings, workspace=recorded)
+    return dataclasses.replace(settings, workspace=folder)

@@ -21,18 +21,25 @@ from langgraph.types import Command
 from phasegraph.context import Context
 
 
+def thread_folder(context: Context, values: Mapping[str, Any]) -> str | None:
+    """The thread's folder, where a call of these settings works instead of their own.
+
+    That is when they name none and the thread's state (``values``) has one; else None.
+    """
+    recorded = values.get("workspace")
+    if context.workspace or not isinstance(recorded, str) or not recorded:
+        return None
+    return recorded
+
+
 def in_thread_folder(state: Mapping[str, Any], runtime: Runtime[Context]) -> Runtime[Context]:
     """The node's runtime, its settings working in the thread's folder unless they name one."""
     given = runtime.context
-    recorded = state.get("workspace")
-    if not isinstance(recorded, str) or not recorded:
-        return runtime
     if isinstance(given, Context) and given.workspace:
         return runtime  # the common case, checked without building anything
     context = Context.coerce(given)
-    if context.workspace:
-        return runtime
-    return runtime.override(context=_moved(context, recorded))
+    folder = thread_folder(context, state)
+    return runtime if folder is None else runtime.override(context=_moved(context, folder))
 
 
 _last: tuple[Context, str, Context] | None = None
