@@ -77,8 +77,27 @@ def test_a_pause_shows_its_question_in_interrupts_and_command_resume_answers_it(
     assert graph.get_state(config).interrupts == ()
 
 
+def paused_in(graph: Any, thread: str, ws: Path) -> dict[str, Any]:
+    """The config of a thread paused for its plan review, started in ``ws``."""
+    config = {"configurable": {"thread_id": thread}}
+    graph.invoke({"request": "write out.txt"}, config,
+                 context=Context(workspace=str(ws), review="plan"))  # fmt: skip
+    return config
+
+
+RESUMES = {
+    "plain": lambda graph, config: graph.invoke(Command(resume="approve"), config),
+    "async": lambda graph, config: asyncio.run(graph.ainvoke(Command(resume="approve"), config)),
+    # the config of a checkpoint (get_state(...).config), as resume() after an error gives one
+    "checkpoint": lambda graph, config: graph.invoke(
+        Command(resume="approve"), graph.get_state(config).config
+    ),
+}
+
+
+@pytest.mark.parametrize("how", list(RESUMES))
 def test_a_resume_that_names_no_workspace_goes_on_in_the_threads_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
     # LangGraph hands each invocation only the context it is given: a resume without one must
     # not write in whatever folder the caller is in while the output names the thread's
@@ -86,29 +105,11 @@ def test_a_resume_that_names_no_workspace_goes_on_in_the_threads_folder(
     ws, elsewhere = tmp_path / "ws", tmp_path / "elsewhere"
     ws.mkdir(), elsewhere.mkdir()
     graph = graph_for()
-    config = {"configurable": {"thread_id": "moved"}}
-    graph.invoke({"request": "write out.txt"}, config,
-                 context=Context(workspace=str(ws), review="plan"))  # fmt: skip
+    config = paused_in(graph, f"moved-{how}", ws)
     monkeypatch.chdir(elsewhere)
-    done = graph.invoke(Command(resume="approve"), config)
+    done = RESUMES[how](graph, config)
     assert done["status"] == "completed" and done["workspace"] == str(ws.resolve())
     assert (ws / "out.txt").read_text() == "hello" and not (elsewhere / "out.txt").exists()
-    # the same from async code
-    (ws / "out.txt").unlink()
-    config = {"configurable": {"thread_id": "moved-async"}}
-    graph.invoke({"request": "write out.txt"}, config,
-                 context=Context(workspace=str(ws), review="plan"))  # fmt: skip
-    done = asyncio.run(graph.ainvoke(Command(resume="approve"), config))
-    assert done["status"] == "completed" and (ws / "out.txt").read_text() == "hello"
-    assert not (elsewhere / "out.txt").exists()
-    # and given the config of a checkpoint (get_state(...).config), as resume() after an error is
-    (ws / "out.txt").unlink()
-    config = {"configurable": {"thread_id": "moved-checkpoint"}}
-    graph.invoke({"request": "write out.txt"}, config,
-                 context=Context(workspace=str(ws), review="plan"))  # fmt: skip
-    done = graph.invoke(Command(resume="approve"), graph.get_state(config).config)
-    assert done["status"] == "completed" and (ws / "out.txt").read_text() == "hello"
-    assert not (elsewhere / "out.txt").exists()
 
 
 def test_a_resume_names_the_setting_when_the_threads_folder_is_gone(
@@ -118,9 +119,7 @@ def test_a_resume_names_the_setting_when_the_threads_folder_is_gone(
     ws, other = tmp_path / "ws", tmp_path / "other"
     ws.mkdir(), other.mkdir()
     graph = graph_for()
-    config = {"configurable": {"thread_id": "gone"}}
-    graph.invoke({"request": "write out.txt"}, config,
-                 context=Context(workspace=str(ws), review="plan"))  # fmt: skip
+    config = paused_in(graph, "gone", ws)
     ws.rmdir()
     monkeypatch.chdir(other)
     with pytest.raises(ConfigurationError, match=r"not a folder any more.*Context\(workspace="):
