@@ -280,6 +280,18 @@ class Context:
         return os.path.realpath(os.path.expanduser(self.workspace or "."))
 
     @property
+    def names_workspace(self) -> bool:
+        """Whether these settings name a folder of their own choice.
+
+        The environment's folder (``PHASEGRAPH_WORKSPACE``) is a default, as the current folder
+        is: a thread that already works in a folder goes on there (`thread_folder`), wherever the
+        environment points by now. Settings that name that same folder count as naming none.
+        """
+        return bool(self.workspace) and self.workspace != os.environ.get(
+            "PHASEGRAPH_WORKSPACE", ""
+        )
+
+    @property
     def command_settings(self) -> CommandSettings:
         """How this run's commands and command checks run."""
         return CommandSettings(

@@ -95,18 +95,23 @@ RESUMES = {
 }
 
 
+@pytest.mark.parametrize("default", ["current folder", "PHASEGRAPH_WORKSPACE"])
 @pytest.mark.parametrize("how", list(RESUMES))
 def test_a_resume_that_names_no_workspace_goes_on_in_the_threads_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str, default: str
 ) -> None:
     # LangGraph hands each invocation only the context it is given: a resume without one must
-    # not write in whatever folder the caller is in while the output names the thread's
+    # not write in the caller's default folder (its current one, or the environment's, which
+    # may name another project by now) while the output names the thread's
     monkeypatch.delenv("PHASEGRAPH_WORKSPACE", raising=False)
     ws, elsewhere = tmp_path / "ws", tmp_path / "elsewhere"
     ws.mkdir(), elsewhere.mkdir()
     graph = graph_for()
     config = paused_in(graph, f"moved-{how}", ws)
     monkeypatch.chdir(elsewhere)
+    if default == "PHASEGRAPH_WORKSPACE":
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setenv("PHASEGRAPH_WORKSPACE", str(elsewhere))
     done = RESUMES[how](graph, config)
     assert done["status"] == "completed" and done["workspace"] == str(ws.resolve())
     assert (ws / "out.txt").read_text() == "hello" and not (elsewhere / "out.txt").exists()

@@ -24,10 +24,11 @@ from phasegraph.context import Context
 def thread_folder(context: Context, values: Mapping[str, Any]) -> str | None:
     """The thread's folder, where a call of these settings works instead of their own.
 
-    That is when they name none and the thread's state (``values``) has one; else None.
+    That is when they name none (`Context.names_workspace`: the environment's folder is a
+    default, not a choice) and the thread's state (``values``) has one; else None.
     """
     recorded = values.get("workspace")
-    if context.workspace or not isinstance(recorded, str) or not recorded:
+    if context.names_workspace or not isinstance(recorded, str) or not recorded:
         return None
     return recorded
 
@@ -35,7 +36,7 @@ def thread_folder(context: Context, values: Mapping[str, Any]) -> str | None:
 def in_thread_folder(state: Mapping[str, Any], runtime: Runtime[Context]) -> Runtime[Context]:
     """The node's runtime, its settings working in the thread's folder unless they name one."""
     given = runtime.context
-    if isinstance(given, Context) and given.workspace:
+    if isinstance(given, Context) and given.names_workspace:
         return runtime  # the common case, checked without building anything
     context = Context.coerce(given)
     folder = thread_folder(context, state)
