@@ -9,22 +9,27 @@ from typing import Any
 
 
 class PhasegraphError(Exception):
-    """Base of the errors a caller can expect and show as one line."""
+    """Base of the errors a caller can expect and show as one line.
+
+    Each is also a built-in kind (`ValueError` for what the caller gave, `RuntimeError` for a
+    thread's state), so a LangGraph server passes its message on to its client rather than
+    masking it as an internal error.
+    """
 
 
 class ConfigurationError(PhasegraphError, ValueError):
     """A setting or a model choice cannot work."""
 
 
-class ThreadBusyError(PhasegraphError):
+class ThreadBusyError(PhasegraphError, RuntimeError):
     """Another runner is advancing this thread right now (SPEC section 8)."""
 
 
-class ThreadPausedError(PhasegraphError):
+class ThreadPausedError(PhasegraphError, RuntimeError):
     """New input was sent to a thread that waits for a review (SPEC section 6)."""
 
 
-class ThreadStateError(PhasegraphError):
+class ThreadStateError(PhasegraphError, RuntimeError):
     """The thread is unknown, or not in a state that allows the operation."""
 
 
@@ -35,7 +40,7 @@ class CheckError(PhasegraphError, ValueError):
     """
 
 
-class FeedbackError(PhasegraphError):
+class FeedbackError(PhasegraphError, ValueError):
     """Review feedback that does not fit the pending review; the thread is left unchanged."""
 
 
@@ -113,5 +118,5 @@ class CheckpointRefusedError(ThreadStateError):
     """A thread's checkpoint holds a type the strict loader refused, or cannot be decoded."""
 
 
-class DatabaseDamagedError(PhasegraphError):
+class DatabaseDamagedError(PhasegraphError, RuntimeError):
     """The threads database fails its integrity check: nothing is written to it."""

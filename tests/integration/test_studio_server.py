@@ -175,6 +175,12 @@ def test_studio_server_resumes_with_a_command_and_gives_a_run_its_own_folder(
     assert paused["status"] == "awaiting_review"
     state = client.threads.get_state(thread)
     assert state["interrupts"] and state["interrupts"][0]["value"]["kind"] == "plan_review"
+    # the server's own message for new input to a paused thread, not "an internal error"
+    with pytest.raises(Exception, match="paused for a plan_review"):
+        client.runs.wait(thread, assistant, input={"request": "again"}, context=context)
+    known = {t["thread_id"] for t in client.threads.search(limit=100)}
+    client.threads.copy(thread)
+    (copy,) = {t["thread_id"] for t in client.threads.search(limit=100)} - known
     done = client.runs.wait(thread, assistant, command={"resume": {"action": "approve"}},
                             context=context)  # fmt: skip
     assert done["status"] == "completed"
@@ -183,3 +189,10 @@ def test_studio_server_resumes_with_a_command_and_gives_a_run_its_own_folder(
     assert (own / "files.md").exists()
     assert [f["path"] for f in done["evidence"]["files"]] == ["files.md"]
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing in the server's folder
+    with pytest.raises(Exception, match="has ended"):
+        client.runs.wait(thread, assistant, input={"request": "again"}, context=context)
+    # a copy of the thread goes on in the folder its state records, not an empty one of its id
+    copied = client.runs.wait(copy, assistant, command={"resume": {"action": "approve"}},
+                              context=context)  # fmt: skip
+    assert copied["status"] == "completed" and copied["workspace"] == str(own.resolve())
+    assert not (thread_folders(tmp_path) / copy).exists()

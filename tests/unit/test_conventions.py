@@ -252,6 +252,52 @@ def test_a_server_thread_resumed_with_a_context_object_stays_in_its_folder(
     assert not (tmp_path / "out.txt").exists()
 
 
+def test_a_server_thread_goes_on_in_the_folder_its_state_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a thread copied on a server (a new id, the same state), or one started in a folder a
+    # client named, goes on where its earlier work is, not in an empty folder of its id
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PHASEGRAPH_WORKSPACE", raising=False)
+    graph = graph_for(thread_workspaces=str(tmp_path / "threads"))
+    named = tmp_path / "threads" / "shared"
+    named.mkdir(parents=True)
+    config = {"configurable": {"thread_id": "srv"}}
+    graph.invoke({"request": "write out.txt"}, config,
+                 context=Context(review="plan", workspace=str(named)))  # fmt: skip
+    done = graph.invoke(Command(resume={"action": "approve"}), config, context=Context())
+    assert done["status"] == "completed" and (named / "out.txt").read_text() == "hello"
+    assert done["workspace"] == str(named.resolve()) and not (tmp_path / "threads" / "srv").exists()
+
+
+def test_a_served_run_refused_for_its_input_leaves_no_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PHASEGRAPH_WORKSPACE", raising=False)
+    threads = tmp_path / "threads"
+    graph = graph_for(thread_workspaces=str(threads))
+    for bad in ({"request": " "}, {"request": "x", "checks": "exists:a"}, {"text": "x"}):
+        with pytest.raises(ValueError, match="request|checks"):
+            graph.invoke(bad, {"configurable": {"thread_id": "refused"}})
+    assert not threads.exists() or not any(threads.iterdir())
+
+
+def test_a_langgraph_server_passes_each_phasegraph_error_on_to_its_client() -> None:
+    # the server masks an exception outside the built-in kinds as "An internal error occurred"
+    import langgraph_api.serde as serde
+
+    import phasegraph.errors as errors
+
+    base = errors.PhasegraphError
+    kinds = [k for k in vars(errors).values()
+             if isinstance(k, type) and issubclass(k, base) and k is not base]  # fmt: skip
+    assert errors.ThreadPausedError in kinds and len(kinds) >= 8
+    message = "thread 't' is paused for a plan_review"
+    for kind in kinds:
+        assert serde.default(kind(message)) == {"error": kind.__name__, "message": message}
+
+
 def test_two_thread_ids_that_read_alike_once_made_safe_get_two_folders(tmp_path: Path) -> None:
     from phasegraph.graph.served import thread_workspace
 

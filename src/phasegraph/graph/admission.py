@@ -27,11 +27,11 @@ from phasegraph.tools.checks import validate_checks
 RECURSION_LIMIT = 2 * MAX_STEPS_LIMIT + 100
 
 
-def check_input(input: Any, context: Any = None) -> bool:
+def check_input(input: Any) -> bool:
     """Whether ``input`` starts a run; a malformed start is refused before any write.
 
-    The caller's checks are refused here too, naming the one at fault: an unknown kind, a
-    path outside the workspace or a command not allowed (SPEC section 11).
+    Its checks are looked at in the folder the run works in, once that is settled
+    (`check_checks`).
     """
     if isinstance(input, Command) and input == Command():
         # LangGraph itself fails on it with an UnboundLocalError (langgraph 1.2)
@@ -47,11 +47,19 @@ def check_input(input: Any, context: Any = None) -> bool:
     if not isinstance(request, str) or not request.strip():
         raise ValueError('input needs a non-empty "request" string')
     checks = input.get("checks")
-    if checks is not None:
-        if not isinstance(checks, list):
-            raise ValueError('"checks" must be a list, e.g. ["exists:out.txt"]')
-        validate_checks(checks, Context.coerce(context))
+    if checks is not None and not isinstance(checks, list):
+        raise ValueError('"checks" must be a list, e.g. ["exists:out.txt"]')
     return True
+
+
+def check_checks(input: Any, settings: Context) -> None:
+    """Refuse the caller's checks of a starting run, naming the one at fault (SPEC section 11).
+
+    An unknown kind, a path outside the workspace ``settings`` work in, or a command they do
+    not allow: `CheckError` before anything runs.
+    """
+    if isinstance(input, Mapping) and input.get("checks") is not None:
+        validate_checks(input["checks"], settings)
 
 
 def refuse(input: Any, starts: bool, snapshot: StateSnapshot, tid: str) -> None:
@@ -74,12 +82,20 @@ def _refuse_new_input(values: Mapping[str, Any], next_nodes: Sequence[str], tid:
     if "human_review" in next_nodes:
         kind = (values.get("pending_review") or {}).get("kind", "review")
         raise ThreadPausedError(
-            f"thread {tid!r} is paused for a {kind}; answer it with resume() "
-            "(or `phasegraph resume`) instead of sending new input, or use a new thread id"
+            f"thread {tid!r} is paused for a {kind}; answer it with Command(resume=...) "
+            "(resume() from code, `phasegraph resume` from a shell) instead of sending new "
+            "input, or use a new thread id"
+        )
+    status = values.get("status")
+    if not next_nodes:
+        raise ThreadStateError(
+            f"thread {tid!r} already holds a run, which has ended (status {status}); start "
+            "the new request on a new thread id"
         )
     raise ThreadStateError(
-        f"thread {tid!r} already holds a run (status {values.get('status')}); "
-        "resume it, or start the new request on a new thread id"
+        f"thread {tid!r} already holds a run (status {status}); continue it with input "
+        "None (resume() from code, `phasegraph resume` from a shell), or start the new "
+        "request on a new thread id"
     )
 
 

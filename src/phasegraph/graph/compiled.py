@@ -24,7 +24,13 @@ from langgraph.types import Send, StateSnapshot
 
 from phasegraph.context import Context
 from phasegraph.errors import ConfigurationError
-from phasegraph.graph.admission import check_input, refuse, resumed_settings, with_step_limit
+from phasegraph.graph.admission import (
+    check_checks,
+    check_input,
+    refuse,
+    resumed_settings,
+    with_step_limit,
+)
 from phasegraph.graph.errors import with_handler_edges
 from phasegraph.graph.indexing import record_thread, state_values
 from phasegraph.graph.pause import (
@@ -141,8 +147,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
 
         Run as a node of another graph and given no context, it takes the parent run's
         `Context` (`parent_context`). A setting given both ways with different values is
-        refused. Without a workspace set (neither way, nor ``PHASEGRAPH_WORKSPACE``), a graph
-        with `thread_workspaces` runs in a folder of the thread's own under it.
+        refused. Where the run works is settled once the thread's state is read (`settled`).
         """
         configurable = (config or {}).get("configurable") or {}
         names = {f.name for f in dataclasses.fields(Context)}
@@ -162,7 +167,24 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             settings = Context.coerce({**older, **dict(context or {})})
         if self.thread_workspaces:  # the served graph: the operator's settings bound the run's
             within_operator(settings, Context.coerce(None), self.thread_workspaces)
+        return settings
+
+    def settled(
+        self,
+        settings: Context,
+        config: RunnableConfig | None,
+        values: Mapping[str, Any],
+        starts: bool,
+    ) -> Context:
+        """The settings a run works with, in the folder it works in.
+
+        That is the thread's folder where it has one and they name none (`resumed_settings`; a
+        thread copied on a server included), else, on a graph with `thread_workspaces`, a
+        folder of the thread's own under it (made here).
+        """
+        settings = resumed_settings(settings, values, starts)
         if self.thread_workspaces and not settings.workspace:
+            configurable = (config or {}).get("configurable") or {}
             workspace = thread_workspace(self.thread_workspaces, configurable)
             settings = dataclasses.replace(settings, workspace=workspace)
         return settings
@@ -224,16 +246,19 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
     ) -> Iterator[Any]:
         """LangGraph's stream, run under the thread's lease; new input only for new threads."""
         kwargs["context"] = self.run_context(kwargs.get("context"), config)
-        starts = check_input(input, kwargs.get("context"))
+        starts = check_input(input)
         self._check_persistence(config, kwargs.get("context"))
         config = with_step_limit(config, kwargs.get("context"))
         with self.lease(config) as lease:
             thread_id = self._guard_target(config)
+            values: Mapping[str, Any] = {}
             if thread_id:
                 snapshot = checked_state(self, config)  # a refused value: nothing runs
                 if "checkpoint_id" not in (config or {}).get("configurable", {}):
                     refuse(input, starts, snapshot, thread_id)
-                kwargs["context"] = resumed_settings(kwargs["context"], snapshot.values, starts)
+                values = snapshot.values
+            kwargs["context"] = self.settled(kwargs["context"], config, values, starts)
+            check_checks(input, kwargs["context"])
             last: Mapping[str, Any] | None = None
             part: dict[str, Any] | None = None
             try:
@@ -298,14 +323,15 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
     ) -> AsyncIterator[Any]:
         """`stream` for async callers."""
-        # a thread's own folder may be made here: file-system calls stay off the event loop
+        # a model file is looked at here: file-system calls stay off the event loop
         kwargs["context"] = await asyncio.to_thread(self.run_context, kwargs.get("context"), config)
-        starts = check_input(input, kwargs.get("context"))
+        starts = check_input(input)
         self._check_persistence(config, kwargs.get("context"))
         config = with_step_limit(config, kwargs.get("context"))
         thread_id = self._guard_target(config)
         graph = self._as_run(config)
         if thread_id is None:
+            kwargs["context"] = await self._asettled(kwargs["context"], config, {}, input, starts)
             async for chunk in CompiledStateGraph.astream(graph, input, config, **kwargs):
                 yield chunk
             return
@@ -314,7 +340,9 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             snapshot = await achecked_state(self, config)
             if "checkpoint_id" not in (config or {}).get("configurable", {}):
                 refuse(input, starts, snapshot, thread_id)
-            kwargs["context"] = resumed_settings(kwargs["context"], snapshot.values, starts)
+            kwargs["context"] = await self._asettled(
+                kwargs["context"], config, snapshot.values, input, starts
+            )
             part: dict[str, Any] | None = None
             try:
                 async for chunk in CompiledStateGraph.astream(graph, input, config, **kwargs):
@@ -329,6 +357,24 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
                         yield with_interrupts(part, asked)
             finally:
                 await self._aindex_thread(config, kwargs.get("context"))
+
+
+    async def _asettled(
+        self,
+        settings: Context,
+        config: RunnableConfig | None,
+        values: Mapping[str, Any],
+        input: Any,
+        starts: bool,
+    ) -> Context:
+        """`settled`, and the input's checks refused there, off the event loop (files)."""
+
+        def settle() -> Context:
+            settled = self.settled(settings, config, values, starts)
+            check_checks(input, settled)
+            return settled
+
+        return await asyncio.to_thread(settle)
 
 
 def _latest(config: RunnableConfig) -> RunnableConfig:
