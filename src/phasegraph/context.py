@@ -226,10 +226,7 @@ class Context:
 
     def __post_init__(self) -> None:
         """Reject settings that cannot work, naming the field."""
-        if type(self.command_memory_mb) is not int:
-            raise ValueError(
-                f"command_memory_mb must be a whole number of MB; got {self.command_memory_mb!r}"
-            )
+        self._check_kinds()
         if self.command_sandbox not in SANDBOX_MODES:
             raise ValueError(
                 f"command_sandbox must be one of {', '.join(SANDBOX_MODES)}; "
@@ -255,6 +252,23 @@ class Context:
             value = getattr(self, name)
             if not low <= value <= high:
                 raise ValueError(f"{name} must be between {low:g} and {high:g}; got {value!r}")
+
+    def _check_kinds(self) -> None:
+        """Refuse a text, whole-number or number setting given as something else, naming it.
+
+        A number of seconds may be written as a whole number; a bool, a string of digits, or a
+        float where a whole number goes is refused.
+        """
+        for spec in fields(self):
+            value = getattr(self, spec.name)
+            if spec.type == "str" and not isinstance(value, str):
+                raise ValueError(f"{spec.name} must be text; got {value!r}")
+            if spec.type == "int" and type(value) is not int:
+                raise ValueError(f"{spec.name} must be a whole number; got {value!r}")
+            if spec.type == "float":
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise ValueError(f"{spec.name} must be a number; got {value!r}")
+                setattr(self, spec.name, float(value))
 
     @classmethod
     def __get_pydantic_json_schema__(cls, core_schema: Any, handler: Any) -> Any:

@@ -229,10 +229,13 @@ def test_a_served_run_reads_a_model_file_only_from_the_servers_folder_or_the_ope
     monkeypatch.chdir(served)
     threads = str(tmp_path / "threads")
     operator = Context(model=f"scripted:{elsewhere / 'script.json'}")
-    for fine in ("scripted:script.json", operator.model, "gpt-4o", "local:qwen2.5-coder-0.5b"):
+    # one missing in the server's folder is the run's to report missing, not a refusal
+    for fine in ("scripted:script.json", operator.model, "gpt-4o", "local:qwen2.5-coder-0.5b",
+                 "scripted:missing.json"):  # fmt: skip
         within_operator(Context(model=fine), operator, threads)
     for far in (f"scripted:{elsewhere}/../elsewhere/x.json", "scripted:../elsewhere/script.json",
-                f"local:{elsewhere / 'script.json'}", "scripted:."):  # fmt: skip
+                f"local:{elsewhere / 'script.json'}", "scripted:.",
+                f"scripted:{elsewhere / 'missing.json'}"):  # fmt: skip
         with pytest.raises(ConfigurationError, match=r"\['model'\]"):
             within_operator(Context(model=far), Context(), threads)
 

@@ -213,6 +213,7 @@ def test_node_that_raises_ends_in_summarize(tools, function, node) -> None:
     assert out["error"] == {"node": node, "type": "RuntimeError", "message": f"{function} exploded"}
     assert f"RuntimeError in {node}: {function} exploded" in out["final_summary"]
     assert out["final_summary"].startswith("## Report")
+    assert out["workspace"]  # also a run that stopped before it started names its folder
 
 
 def break_tasks(monkeypatch: pytest.MonkeyPatch, broken: set[str]) -> None:
@@ -342,6 +343,7 @@ def test_summarizer_and_plain_text_failing_fall_back_to_code(run) -> None:
     assert summary.startswith("# Summary")
     assert "Write a short report about the files in the workspace" in summary
     assert "phase p1 (p1): completed" in summary
+    assert "## Not completed\n\nNothing.\n" in summary  # a section with nothing says so
     assert "Status: completed" in summary
 
 
@@ -448,6 +450,14 @@ def test_bad_settings_name_the_field() -> None:
         Context(review="sometimes")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="unknown settings"):
         Context.coerce({"max_stepz": 3})
+    # a value of the wrong kind (a Studio form, a JSON context) is named, not a TypeError
+    # from deep inside: a string of digits, a fraction where a count goes, a number for text
+    wrong = {"max_steps": "5", "task_timeout_s": "10", "max_parallel": 2.5, "max_phases": True,
+             "workspace": 5, "model": 5, "base_url": None}  # fmt: skip
+    for name, value in wrong.items():
+        with pytest.raises(ValueError, match=rf"^{name} must be (text|a whole number|a number)"):
+            Context.coerce({name: value})
+    assert Context(task_timeout_s=10).task_timeout_s == 10.0
 
 
 def test_settings_fall_back_to_environment(monkeypatch) -> None:

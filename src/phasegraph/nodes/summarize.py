@@ -149,14 +149,15 @@ def code_summary(state: State, reason: StopReason) -> str:
         if STATUS_BY_STOP[reason] == "failed"
         else ["Review the results above."]
     )
+    left = "Nothing." if state.get("phases") else "No phase was planned."
     parts = [
         "# Summary",
         f"**Goal:** {goal}",
         f"**Why the run stopped:** {explain_stop(state, reason)}.",
         "## Completed",
-        bullet_list(done),
+        bullet_list(done) if done else "Nothing.",
         "## Not completed",
-        bullet_list(todo),
+        bullet_list(todo) if todo else left,
     ]
     if state.get("shortfalls"):
         parts += ["## What fell short", bullet_list(list(state["shortfalls"]))]
@@ -297,6 +298,8 @@ def summarize(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, 
     """Write the final summary and the run's final status."""
     reason = stop_reason_of(state)
     update: dict[str, Any] = {"stop_reason": reason, "pending_review": None}
+    if not state.get("workspace"):  # a run stopped before it started still names its folder
+        update["workspace"] = context_of(runtime).root
     try:
         checks = final_checks(state, context_of(runtime))
         short = shortfalls(state.get("phase_outcomes", []), checks, last_judgements(state))
