@@ -279,3 +279,56 @@ def test_what_holds_a_failed_write_back_and_what_releases_it(tmp_path: Path) -> 
         assert held(ran(edit, "failed", refused), ran(command, status)) == []
     other = call("write_file", path="b", content="x")
     assert held(ran(edit, "failed", refused), ran(other, "ok")) == []
+
+
+def _running(argument: str) -> bool:
+    """Whether a process of this machine runs with ``argument`` on its command line."""
+    for entry in Path("/proc").iterdir():
+        try:
+            if argument.encode() in (entry / "cmdline").read_bytes().split(b"\0"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def test_a_cancelled_async_run_stops_the_command_its_task_runs(tmp_path: Path) -> None:
+    # a server cancels a run by cancelling its asyncio task: a command still running must not
+    # go on working in the workspace, unseen, while the next run works there
+    seconds = f"{7 + int.from_bytes(os.urandom(2), 'big') / 1e5:.5f}"  # this test's own process
+    script = {
+        "request_analyser": [{**ANALYSIS, "task_type": "data"}],  # work that may run programs
+        "phase_planner": [phases("p1")],
+        "plan_tool_call": [round_plan(("nap", "run_command", {"argv": ["sleep", seconds]}))],
+        "judge_tasks": [judgement()],
+        "summarizer": [SUMMARY],
+    }
+    graph = build_graph(model=ScriptedChatModel(script=script), checkpointer=InMemorySaver())
+    context = Context(workspace=str(tmp_path), command_sandbox="checks",
+                      allowed_commands=["sleep"], task_timeout_s=30)  # fmt: skip
+
+    async def cancel_once_started() -> None:
+        async def run() -> None:
+            async for event in graph.astream({"request": "nap"}, {"configurable": {
+                    "thread_id": "c"}}, context=context, stream_mode="custom"):  # fmt: skip
+                if event.get("event") == "task_started":
+                    started.set()
+
+        started = asyncio.Event()
+        running = asyncio.ensure_future(run())
+        await asyncio.wait_for(started.wait(), 10)
+        for _ in range(100):  # the command starts a moment after its task
+            if _running(seconds):
+                break
+            await asyncio.sleep(0.02)
+        assert _running(seconds)
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        for _ in range(40):  # it is stopped at the command's next look, 50 ms apart
+            if not _running(seconds):
+                break
+            await asyncio.sleep(0.05)
+        assert not _running(seconds)
+
+    asyncio.run(cancel_once_started())

@@ -131,7 +131,7 @@ def _wired(deps: Deps) -> StateGraph[State, Context, InputState, OutputState]:
     # run_task goes on by a Command (see routing.route_after_run_task), to one of these
     builder.add_node(
         "run_task",
-        _bind(run_task.run_task, deps),
+        run_task.cancellable(_bind(run_task.run_task, deps)),
         input_schema=TaskInput,
         destinations={"execute": "next wave", "judge": "last wave done"},
     )

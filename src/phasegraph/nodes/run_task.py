@@ -11,16 +11,19 @@ thread so the per-task timeout holds even for a tool that ignores it.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import queue
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, cast
 
+from langchain_core.runnables import Runnable, RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.errors import NodeError
-from langgraph.runtime import Runtime
+from langgraph.runtime import Runtime, get_runtime
 from langgraph.types import Command
 
 from phasegraph.context import Context
@@ -30,6 +33,7 @@ from phasegraph.progress import emit
 from phasegraph.state import TaskInput, TaskOutcome, TaskResult
 from phasegraph.storage.journal import journal_key, same_call
 from phasegraph.tools import is_idempotent, run_tool
+from phasegraph.tools.commands import GIVEN_UP
 
 INTERRUPTED = (
     "interrupted, outcome unknown: the process stopped while this call ran, and the tool is not "
@@ -40,13 +44,17 @@ INTERRUPTED = (
 def _run_with_timeout(
     tool: BaseTool, task: dict[str, Any], timeout_s: float, max_chars: int
 ) -> tuple[str, str, float]:
-    """Run the task's tool; (status, output, seconds). A late tool is left to finish alone.
+    """Run the task's tool; (status, output, seconds).
 
-    The tool's thread runs in a copy of this node's context, and the tool is given the node's
-    config: it sees the run as a tool LangGraph's ToolNode runs does (see `tools.run_tool`).
+    A late tool is given up on (`commands.GIVEN_UP`: a command it runs is stopped; any other
+    tool is left to finish alone). The tool's thread runs in a copy of this node's context, and
+    the tool is given the node's config: it sees the run as a tool LangGraph's ToolNode runs
+    does (see `tools.run_tool`).
     """
     outcome: queue.Queue[tuple[bool, str]] = queue.Queue(maxsize=1)
+    given_up = GIVEN_UP.get() or threading.Event()
     here, config = contextvars.copy_context(), get_config()
+    here.run(GIVEN_UP.set, given_up)
     worker = threading.Thread(
         target=lambda: outcome.put(
             here.run(run_tool, tool, task["arguments"], max_chars, config)
@@ -59,8 +67,33 @@ def _run_with_timeout(
     try:
         ok, output = outcome.get(timeout=timeout_s)
     except queue.Empty:
+        given_up.set()
         return "timeout", f"no result within {timeout_s:.1f} s", time.monotonic() - start
     return ("ok" if ok else "failed"), output, time.monotonic() - start
+
+
+def cancellable(node: Callable[..., Any]) -> Runnable[Any, Any]:
+    """``node`` (a bound `run_task`) as LangGraph runs it, sync or async.
+
+    An async run (a server's, ``astream``) that is cancelled gives its running tasks up
+    (`commands.GIVEN_UP`): a command still running is stopped at once, and the task's journal
+    records it stopped, instead of the command working on in the workspace unseen.
+    """
+
+    def sync(state: Any) -> Any:
+        return node(state, runtime=get_runtime(Context))
+
+    async def in_thread(state: Any) -> Any:
+        given_up = threading.Event()
+        here = contextvars.copy_context()
+        here.run(GIVEN_UP.set, given_up)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(None, here.run, sync, state)
+        except asyncio.CancelledError:
+            given_up.set()
+            raise
+
+    return RunnableLambda(sync, afunc=in_thread, name="run_task")
 
 
 def run_task(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> Command[Any]:

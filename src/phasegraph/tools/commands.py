@@ -21,6 +21,7 @@ is stopped.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import os
 import re
@@ -99,6 +100,12 @@ _SECRET_NAME = re.compile(
 FLOOD_FACTOR = 16
 #: Seconds between looks at a running command's output size and deadline.
 FLOOD_POLL_S = 0.05
+
+#: Set once the task that runs a command is given up on (its time is out, its run was
+#: cancelled): the command is stopped at its next look instead of working on in the workspace.
+GIVEN_UP: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
+    "phasegraph_given_up", default=None
+)
 _READ_CHUNK = 65536
 
 
@@ -253,11 +260,15 @@ def _collect(process: subprocess.Popen[bytes], settings: CommandSettings) -> str
     reader = threading.Thread(target=buffer.drain, args=(process,), daemon=True)
     reader.start()
     deadline = time.monotonic() + settings.timeout_s
+    given_up = GIVEN_UP.get()
     stopped = ""
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
             stopped = f"[stopped: no exit within {settings.timeout_s:g} s]"
+            break
+        if given_up is not None and given_up.is_set():
+            stopped = "[stopped: its task was given up on (timed out, or its run cancelled)]"
             break
         if buffer.flooded:
             stopped = f"[stopped: more than {buffer.flood_limit} bytes of output]"
