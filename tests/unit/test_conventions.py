@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from phasegraph import Context, ScriptedChatModel, build_graph
-from phasegraph.errors import ConfigurationError
+from phasegraph.errors import ConfigurationError, ThreadStateError
 
 from scripts import ANALYSIS, SUMMARY, judgement, phases, round_plan
 
@@ -180,6 +180,7 @@ def test_a_server_run_with_no_workspace_gets_a_folder_of_its_own(
     ("asked", "refused"),
     [
         ({"workspace": "/"}, "workspace"),
+        ({"workspace": "THREADS"}, "workspace"),  # the threads' folder itself, among them all
         ({"base_url": "http://127.0.0.1:9/v1"}, "base_url"),
         ({"mcp_servers": {"x": {"transport": "stdio", "command": "sh"}}}, "mcp_servers"),
         ({"allowed_commands": ["ls", "curl"]}, "allowed_commands"),
@@ -197,6 +198,8 @@ def test_a_served_run_cannot_widen_the_operators_settings(
         monkeypatch.delenv(f"PHASEGRAPH_{name}", raising=False)
     monkeypatch.chdir(tmp_path)
     graph = graph_for(thread_workspaces=str(tmp_path / "threads"))
+    (tmp_path / "threads").mkdir()
+    asked = {k: str(tmp_path / "threads") if v == "THREADS" else v for k, v in asked.items()}
     config = {"configurable": {"thread_id": "client"}}
     with pytest.raises(ConfigurationError, match=rf"\['{refused}'\] go beyond"):
         graph.invoke({"request": "write out.txt"}, config, context=asked)
@@ -453,6 +456,17 @@ def test_an_empty_command_is_refused_saying_what_an_answer_is(tmp_path: Path) ->
     with pytest.raises(ValueError, match=r"Command\(resume=answer\)"):
         graph.invoke(Command(resume=None), config, context=context)
     assert graph.get_state(config).next == ("human_review",)
+    # LangGraph reads a dict as answers by question id: an empty one answers none, and the
+    # question asked again would show the error of an earlier answer as this one's
+    graph.invoke(Command(resume=["a list"]), config, context=context)
+    with pytest.raises(ValueError, match=r"answers no question.*Command\(resume=answer\)"):
+        graph.invoke(Command(resume={}), config, context=context)
+    assert graph.get_state(config).next == ("human_review",)
+    # and an answer to a thread that has ended is not taken in silence
+    done = graph.invoke(Command(resume="approve"), config, context=context)
+    assert done["status"] == "completed"
+    with pytest.raises(ThreadStateError, match="has ended .*nothing waits for an answer"):
+        graph.invoke(Command(resume="approve"), config, context=context)
 
 
 def test_a_served_workspace_is_judged_where_it_leads_not_where_it_is_named(

@@ -39,6 +39,12 @@ def check_input(input: Any) -> bool:
             "Command() carries nothing to do (resume=None is no answer): answer a pause with "
             "Command(resume=answer)"
         )
+    if isinstance(input, Command) and isinstance(input.resume, Mapping) and not input.resume:
+        # LangGraph reads a dict as answers keyed by question id: this one answers none
+        raise ValueError(
+            "Command(resume={}) answers no question: answer a pause with "
+            "Command(resume=answer), or Command(resume={question id: answer})"
+        )
     if input is None or isinstance(input, Command):
         return False
     if not isinstance(input, Mapping):
@@ -63,7 +69,7 @@ def check_checks(input: Any, settings: Context) -> None:
 
 
 def refuse(input: Any, starts: bool, snapshot: StateSnapshot, tid: str) -> None:
-    """Refuse new input for a thread that holds a run, and an answer for one that does not.
+    """Refuse new input for a thread that holds a run, and an answer where none is awaited.
 
     A ``Command`` (an answer, an update) sent to a thread with no run (a mistyped id) would
     otherwise start an empty run there.
@@ -74,6 +80,11 @@ def refuse(input: Any, starts: bool, snapshot: StateSnapshot, tid: str) -> None:
         raise ThreadStateError(
             f"unknown thread {tid!r}: it holds no run to resume; start one with "
             '{"request": ...}'
+        )
+    elif isinstance(input, Command) and input.resume is not None and not snapshot.next:
+        raise ThreadStateError(
+            f"thread {tid!r} has ended (status {snapshot.values.get('status')}): nothing "
+            "waits for an answer; start a new request on a new thread id"
         )
 
 def _refuse_new_input(values: Mapping[str, Any], next_nodes: Sequence[str], tid: str) -> None:

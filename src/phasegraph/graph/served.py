@@ -32,7 +32,7 @@ def within_operator(run: Context, operator: Context, workspaces: str) -> None:
     - ``command_sandbox``: the operator's, or ``os`` (the stronger);
     - ``command_memory_mb``: the operator's cap or a lower one (0 is no cap);
     - ``workspace``: empty (a folder of the thread's own), the operator's, or a folder under
-      ``workspaces``, the folder of the threads' own;
+      ``workspaces``, the folder of the threads' own (not that folder itself);
     - ``model``: any model's name; a file (a script, a GGUF file) only the operator's, or a
       regular file under the folder the server runs in (`_served_model_file`).
     """
@@ -66,11 +66,15 @@ def within_operator(run: Context, operator: Context, workspaces: str) -> None:
 
 
 def _served_folder(asked: str, operator: str, workspaces: str) -> bool:
-    """Whether a run's workspace is the operator's or under the threads' folder."""
+    """Whether a run's workspace is the operator's or a folder under the threads' folder.
+
+    Not the threads' folder itself: a run there would write among every thread's folders.
+    """
     where = Path(asked).expanduser().resolve()
     if operator and where == Path(operator).expanduser().resolve():
         return True
-    return where.is_relative_to(Path(workspaces).expanduser().resolve())
+    base = Path(workspaces).expanduser().resolve()
+    return where != base and where.is_relative_to(base)
 
 
 def _served_model_file(asked: str, operator: str) -> bool:
