@@ -42,6 +42,13 @@ def _env(name: str, default: _T, cast_fn: Callable[[str], _T]) -> Callable[[], _
     return factory
 
 
+class EnvironmentFolder(str):
+    """A workspace taken from ``PHASEGRAPH_WORKSPACE``: a default, as the current folder is.
+
+    A thread that already works in a folder goes on there (`Context.names_workspace`).
+    """
+
+
 def _name_list(raw: str) -> list[str]:
     """A JSON list of names, or names separated by commas."""
     value = json.loads(raw) if raw.lstrip().startswith("[") else raw.split(",")
@@ -98,7 +105,7 @@ class Context:
         },
     )
     workspace: str = field(
-        default_factory=_env("WORKSPACE", "", str),
+        default_factory=_env("WORKSPACE", "", EnvironmentFolder),
         metadata={
             "description": "Folder the built-in tools work in, and are confined to. Empty: the "
             "current folder from code and the CLI; on the LangGraph server, a folder of the "
@@ -261,6 +268,8 @@ class Context:
         """
         for spec in fields(self):
             value = getattr(self, spec.name)
+            if spec.type == "str" and isinstance(value, os.PathLike):
+                setattr(self, spec.name, value := os.fspath(value))  # a folder given as a Path
             if spec.type == "str" and not isinstance(value, str):
                 raise ValueError(f"{spec.name} must be text; got {value!r}")
             if spec.type == "int" and type(value) is not int:
@@ -297,13 +306,11 @@ class Context:
     def names_workspace(self) -> bool:
         """Whether these settings name a folder of their own choice.
 
-        The environment's folder (``PHASEGRAPH_WORKSPACE``) is a default, as the current folder
-        is: a thread that already works in a folder goes on there (`thread_folder`), wherever the
-        environment points by now. Settings that name that same folder count as naming none.
+        The environment's folder (``PHASEGRAPH_WORKSPACE``, read when these settings were made:
+        an `EnvironmentFolder`) is a default, as the current folder is: a thread that already
+        works in a folder goes on there (`thread_folder`), wherever the environment points.
         """
-        return bool(self.workspace) and self.workspace != os.environ.get(
-            "PHASEGRAPH_WORKSPACE", ""
-        )
+        return bool(self.workspace) and not isinstance(self.workspace, EnvironmentFolder)
 
     @property
     def command_settings(self) -> CommandSettings:

@@ -276,6 +276,46 @@ def test_a_server_thread_goes_on_in_the_folder_its_state_records(
     assert done["workspace"] == str(named.resolve()) and not (tmp_path / "threads" / "srv").exists()
 
 
+def test_a_served_threads_folder_is_held_to_the_operators_bounds_and_made_again_if_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PHASEGRAPH_WORKSPACE", raising=False)
+    private = tmp_path / "operator_private"
+    private.mkdir()
+    graph = graph_for(thread_workspaces=str(tmp_path / "threads"))
+    config = {"configurable": {"thread_id": "srv"}}
+    graph.invoke({"request": "write out.txt"}, config, context={"review": "plan"})
+    # a client that may not name a folder must not reach it by editing the thread's state
+    graph.update_state(config, {"workspace": str(private)}, as_node="phase_plan")
+    with pytest.raises(ConfigurationError, match=r"\['workspace'\] go beyond"):
+        graph.invoke(Command(resume={"action": "approve"}), config, context={})
+    assert not (private / "out.txt").exists()
+    # a thread whose folder went (a cache cleared) is not stranded: it goes on in its own
+    graph.update_state(config, {"workspace": str(tmp_path / "threads" / "gone")},
+                       as_node="phase_plan")  # fmt: skip
+    done = graph.invoke(Command(resume={"action": "approve"}), config, context={})
+    own = tmp_path / "threads" / "srv"
+    assert done["status"] == "completed" and done["workspace"] == str(own.resolve())
+    assert (own / "out.txt").read_text() == "hello"
+
+
+def test_settings_that_name_the_environments_folder_name_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the environment's folder is a default only where it is not named: a resume that names it
+    # goes on there, also when the environment names the same folder
+    monkeypatch.delenv("PHASEGRAPH_WORKSPACE", raising=False)
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir(), new.mkdir()
+    graph = graph_for()
+    config = paused_in(graph, "named", old)
+    monkeypatch.setenv("PHASEGRAPH_WORKSPACE", str(new))
+    done = graph.invoke(Command(resume="approve"), config, context=Context(workspace=str(new)))
+    assert done["workspace"] == str(new.resolve()) and (new / "out.txt").exists()
+    assert not (old / "out.txt").exists()
+
+
 def test_a_served_run_refused_for_its_input_leaves_no_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

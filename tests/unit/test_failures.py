@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
@@ -458,6 +459,7 @@ def test_bad_settings_name_the_field() -> None:
         with pytest.raises(ValueError, match=rf"^{name} must be (text|a whole number|a number)"):
             Context.coerce({name: value})
     assert Context(task_timeout_s=10).task_timeout_s == 10.0
+    assert Context(workspace=Path("/tmp")).workspace == "/tmp"  # a folder given as a Path
 
 
 def test_settings_fall_back_to_environment(monkeypatch) -> None:

@@ -332,3 +332,34 @@ def test_a_cancelled_async_run_stops_the_command_its_task_runs(tmp_path: Path) -
         assert not _running(seconds)
 
     asyncio.run(cancel_once_started())
+
+
+def test_callbacks_see_each_task_once_in_sync_and_async_runs(tmp_path: Path) -> None:
+    from langchain_core.callbacks import BaseCallbackHandler
+
+    class Starts(BaseCallbackHandler):
+        def __init__(self) -> None:
+            self.names: list[str] = []
+
+        def on_chain_start(self, serialized: Any, inputs: Any, **kwargs: Any) -> None:
+            self.names.append(str(kwargs.get("name")))
+
+    script = {
+        "request_analyser": [ANALYSIS],
+        "phase_planner": [phases("p1")],
+        "plan_tool_call": [round_plan(("w", "write_file", {"path": "a.txt", "content": "a"}),
+                                      ("l", "list_files", {}))],  # fmt: skip
+        "judge_tasks": [judgement()],
+        "summarizer": [SUMMARY],
+    }
+    for runs in ("sync", "async"):
+        graph = build_graph(model=ScriptedChatModel(script=script), checkpointer=InMemorySaver())
+        seen = Starts()
+        config: Any = {"configurable": {"thread_id": runs}, "callbacks": [seen]}
+        context = Context(workspace=str(tmp_path / runs))
+        (tmp_path / runs).mkdir()
+        if runs == "sync":
+            graph.invoke({"request": "write a.txt"}, config, context=context)
+        else:
+            asyncio.run(graph.ainvoke({"request": "write a.txt"}, config, context=context))
+        assert seen.names.count("run_task") == 2, (runs, seen.names)

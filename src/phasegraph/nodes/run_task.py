@@ -19,11 +19,12 @@ import time
 from collections.abc import Callable
 from typing import Any, cast
 
-from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
+from langgraph._internal._runnable import RunnableCallable
 from langgraph.config import get_config
 from langgraph.errors import NodeError
-from langgraph.runtime import Runtime, get_runtime
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from phasegraph.context import Context
@@ -77,23 +78,27 @@ def cancellable(node: Callable[..., Any]) -> Runnable[Any, Any]:
 
     An async run (a server's, ``astream``) that is cancelled gives its running tasks up
     (`commands.GIVEN_UP`): a command still running is stopped at once, and the task's journal
-    records it stopped, instead of the command working on in the workspace unseen.
+    records it stopped, instead of the command working on in the workspace unseen. LangGraph
+    runs a plain function's async form in a thread nothing cancels; its own wrapper is given
+    both forms here, untraced as every node is (a traced wrapper would report each task twice
+    to callbacks and ``astream_events``).
     """
 
-    def sync(state: Any) -> Any:
-        return node(state, runtime=get_runtime(Context))
+    def sync(state: Any, runtime: Runtime[Context]) -> Any:
+        return node(state, runtime=runtime)
 
-    async def in_thread(state: Any) -> Any:
+    async def in_thread(state: Any, runtime: Runtime[Context]) -> Any:
         given_up = threading.Event()
         here = contextvars.copy_context()
         here.run(GIVEN_UP.set, given_up)
+        loop = asyncio.get_running_loop()
         try:
-            return await asyncio.get_running_loop().run_in_executor(None, here.run, sync, state)
+            return await loop.run_in_executor(None, here.run, sync, state, runtime)
         except asyncio.CancelledError:
             given_up.set()
             raise
 
-    return RunnableLambda(sync, afunc=in_thread, name="run_task")
+    return RunnableCallable(sync, in_thread, name="run_task", trace=False)
 
 
 def run_task(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> Command[Any]:
