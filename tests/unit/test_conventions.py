@@ -130,7 +130,9 @@ def test_a_resume_names_the_setting_when_the_threads_folder_is_gone(
     with pytest.raises(ConfigurationError, match=r"not a folder any more.*Context\(workspace="):
         graph.invoke(Command(resume="approve"), config)
     assert graph.get_state(config).next == ("human_review",)  # still paused, nothing ran
-    # a resume that names a folder goes on there, and the run's output names it from then on
+    # a resume that names a folder goes on there, and the run's output names it from then on;
+    # also when the environment names the same folder (a default only where none is named)
+    monkeypatch.setenv("PHASEGRAPH_WORKSPACE", str(other))
     done = graph.invoke(Command(resume="approve"), config, context=Context(workspace=str(other)))
     assert done["status"] == "completed" and (other / "out.txt").read_text() == "hello"
     assert done["workspace"] == str(other.resolve()) and str(other) in done["final_summary"]
@@ -298,22 +300,6 @@ def test_a_served_threads_folder_is_held_to_the_operators_bounds_and_made_again_
     own = tmp_path / "threads" / "srv"
     assert done["status"] == "completed" and done["workspace"] == str(own.resolve())
     assert (own / "out.txt").read_text() == "hello"
-
-
-def test_settings_that_name_the_environments_folder_name_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # the environment's folder is a default only where it is not named: a resume that names it
-    # goes on there, also when the environment names the same folder
-    monkeypatch.delenv("PHASEGRAPH_WORKSPACE", raising=False)
-    old, new = tmp_path / "old", tmp_path / "new"
-    old.mkdir(), new.mkdir()
-    graph = graph_for()
-    config = paused_in(graph, "named", old)
-    monkeypatch.setenv("PHASEGRAPH_WORKSPACE", str(new))
-    done = graph.invoke(Command(resume="approve"), config, context=Context(workspace=str(new)))
-    assert done["workspace"] == str(new.resolve()) and (new / "out.txt").exists()
-    assert not (old / "out.txt").exists()
 
 
 def test_a_served_run_refused_for_its_input_leaves_no_folder(
