@@ -453,3 +453,55 @@ def test_a_place_that_cannot_be_written_is_a_usage_error(ws: Path) -> None:
     (ws / "a-file").write_text("not a folder")  # where the database's folder would go
     refused = cli("run", "go", "--model", MODEL, "--db", str(ws / "a-file" / "t.sqlite"), cwd=ws)
     assert refused.returncode == 2 and "cannot use the database" in refused.stderr, refused.stderr
+
+
+def test_ctrl_c_ends_the_run_now_and_stops_the_command_it_runs(ws: Path) -> None:
+    import signal
+    import time
+
+    script = json.loads(SCRIPT.read_text())
+    script["request_analyser"][0]["task_type"] = "data"  # work that may run programs
+    script["phase_planner"][0]["phases"][0]["allowed_tools"] = ["run_command"]
+    seconds = f"{40 + int.from_bytes(os.urandom(2), 'big') / 1e5:.5f}"  # this test's own
+    script["plan_tool_call"][0]["tasks"] = [
+        {"id": "t1", "tool": "run_command", "arguments": {"argv": ["sleep", seconds]},
+         "purpose": "wait"}  # fmt: skip
+    ]
+    (ws / "script.json").write_text(json.dumps(script))
+    env = {**os.environ, "PHASEGRAPH_COMMAND_SANDBOX": "checks",
+           "PHASEGRAPH_ALLOWED_COMMANDS": "sleep,ls", "COLUMNS": "200"}  # fmt: skip
+
+    def sleeping() -> bool:
+        return any(seconds.encode() in line for line in _command_lines())
+
+    argv = [*phasegraph_argv(), "run", "wait", "--model", f"scripted:{ws / 'script.json'}"]
+    # SIGINT as a terminal sends it (a test runner may start children with it ignored)
+    def terminal_sigint() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    proc = subprocess.Popen(argv, cwd=ws, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=terminal_sigint)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not sleeping():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=10)  # the command had 40 s to go
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and "interrupted" in err
+    assert not sleeping()
+
+
+def _command_lines() -> list[list[bytes]]:
+    """The arguments of every process of this machine (those gone while read, left out)."""
+    lines = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                lines.append((entry / "cmdline").read_bytes().split(b"\0"))
+            except OSError:
+                continue
+    return lines

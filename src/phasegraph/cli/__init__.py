@@ -19,9 +19,12 @@ import argparse
 import contextlib
 import logging
 import os
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Sequence
+from types import FrameType
 from typing import get_args
 
 from rich.console import Console
@@ -38,7 +41,9 @@ from phasegraph.cli.session import (
 )
 from phasegraph.context import REVIEW_LEVELS
 from phasegraph.errors import PhasegraphError, redact
+from phasegraph.models import grammar_sampler
 from phasegraph.state import RunStatus
+from phasegraph.tools.commands import STOPPING
 
 
 def _add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -168,6 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # soft_wrap: long lines stay whole, for logs and for the next program in a pipe
     err = _Errors(stderr=True, highlight=False, soft_wrap=True)
     out = _Output(highlight=False, soft_wrap=True)
+    _stop_work_on_interrupt()
     try:
         session = Session(args, err)
         with database_errors(session.where, session.url):
@@ -183,6 +189,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # one line for the user; the traceback with --debug
         _fail(err, exc, args.debug, internal=True)
         return EXIT_ERROR
+
+
+def _stop_work_on_interrupt() -> None:
+    """Make Ctrl-C end the program now, stopping the commands and the answer still running.
+
+    LangGraph waits for a wave's tasks before an interrupt leaves it, and a task waits for its
+    command: without this, Ctrl-C took effect only when the slowest command ended. Python's own
+    handling (`KeyboardInterrupt`) follows. Left alone where SIGINT is ignored or handled by
+    whoever called `main`.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return
+
+    def interrupted(signum: int, frame: FrameType | None) -> None:
+        STOPPING.set()
+        grammar_sampler.STOP.set()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupted)
 
 
 class _Output(Console):

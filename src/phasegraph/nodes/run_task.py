@@ -70,6 +70,9 @@ def _run_with_timeout(
     except queue.Empty:
         given_up.set()
         return "timeout", f"no result within {timeout_s:.1f} s", time.monotonic() - start
+    except BaseException:  # the wait was interrupted (Ctrl-C): the work is not waited for
+        given_up.set()
+        raise
     return ("ok" if ok else "failed"), output, time.monotonic() - start
 
 

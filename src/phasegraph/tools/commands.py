@@ -106,6 +106,10 @@ FLOOD_POLL_S = 0.05
 GIVEN_UP: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
     "phasegraph_given_up", default=None
 )
+
+#: Set once this process is stopping (Ctrl-C in the CLI): every command still running stops,
+#: so that the process ends now rather than when its slowest command would have.
+STOPPING = threading.Event()
 _READ_CHUNK = 65536
 
 
@@ -267,8 +271,8 @@ def _collect(process: subprocess.Popen[bytes], settings: CommandSettings) -> str
         if left <= 0:
             stopped = f"[stopped: no exit within {settings.timeout_s:g} s]"
             break
-        if given_up is not None and given_up.is_set():
-            stopped = "[stopped: its task was given up on (timed out, or its run cancelled)]"
+        if STOPPING.is_set() or (given_up is not None and given_up.is_set()):
+            stopped = "[stopped: its task was given up on (timed out, or its run stopped)]"
             break
         if buffer.flooded:
             stopped = f"[stopped: more than {buffer.flood_limit} bytes of output]"
