@@ -13,6 +13,9 @@ paused thread would drop the review (the compiled graph refuses it, see ``graph.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
+import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -25,6 +28,7 @@ from phasegraph.nodes.deps import task_error
 from phasegraph.nodes.human_review import parse_feedback
 from phasegraph.state.state import STAGE_COUNTERS
 from phasegraph.storage.integrity import checked_state
+from phasegraph.tools.commands import RUN_STOPPED
 
 if TYPE_CHECKING:
     from phasegraph.graph.compiled import PhaseGraph
@@ -107,11 +111,21 @@ async def aresume(
 
     It runs `resume` on a worker thread, so the event loop goes on meanwhile; LangGraph's async
     savers take sync calls from threads other than their loop's. ``on_progress`` is called on
-    that thread.
+    that thread. Cancelled, it stops the run as a cancelled ``ainvoke`` does: its commands
+    stop (`commands.RUN_STOPPED`) and it goes no further than the step it is in.
     """
-    return await asyncio.to_thread(
+    stopped = threading.Event()
+    here = contextvars.copy_context()
+    here.run(RUN_STOPPED.set, stopped)
+    call = functools.partial(
         resume, graph, config, feedback, context=context, on_progress=on_progress
     )
+    running = asyncio.get_running_loop().run_in_executor(None, here.run, call)
+    try:
+        return await running
+    except asyncio.CancelledError:
+        stopped.set()
+        raise
 
 
 def can_resume(graph: PhaseGraph, config: RunnableConfig) -> bool:
@@ -129,7 +143,10 @@ def run(
     payload: Command[Any] | None = None,
 ) -> None:
     """Run the thread on from ``config``, each progress event to ``on_progress``."""
+    stopped = RUN_STOPPED.get()
     for chunk in graph.stream(payload, config, context=settings, stream_mode="custom"):
+        if stopped is not None and stopped.is_set():
+            break  # its caller stopped waiting (`aresume` cancelled): the run goes no further
         if on_progress is not None:
             on_progress(chunk)
 

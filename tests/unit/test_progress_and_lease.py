@@ -290,6 +290,34 @@ def test_async_runs_hold_and_release_the_lease(tools) -> None:
         pass
 
 
+def test_a_stream_left_unfinished_does_not_lend_its_lease_to_its_reader(tools) -> None:
+    """A reader that stops reading, or runs the thread again between chunks, is another run."""
+    import asyncio
+
+    from langgraph.types import Command
+
+    graph = build_graph(
+        model=ScriptedChatModel(script=make_script()), tools=tools, checkpointer=InMemorySaver()
+    )
+    context = Context(review="plan")
+
+    async def scenario() -> None:
+        config = {"configurable": {"thread_id": "left"}}
+        async for _ in graph.astream({"request": "go"}, config, context=context):
+            with pytest.raises(ThreadBusyError):  # inside the loop: the stream holds it
+                await graph.ainvoke(None, config, context=context)
+            break
+        await asyncio.sleep(0.05)  # the loop closes the stream left behind
+        await graph.ainvoke(None, config, context=context)  # on to the review's pause
+        answers = await asyncio.gather(
+            *(graph.ainvoke(Command(resume="approve"), config, context=context) for _ in "ab"),
+            return_exceptions=True,
+        )
+        assert sorted(type(a).__name__ for a in answers) == ["ThreadBusyError", "dict"]
+
+    asyncio.run(scenario())
+
+
 def test_an_async_lease_given_up_while_waiting_is_given_back(tmp_path: Path) -> None:
     import asyncio
 

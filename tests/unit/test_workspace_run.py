@@ -11,7 +11,7 @@ import pytest
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from phasegraph import Context, ScriptedChatModel, build_graph
+from phasegraph import Context, ScriptedChatModel, aresume, build_graph
 from phasegraph.errors import ConfigurationError
 from phasegraph.nodes.deps import Deps
 from phasegraph.nodes.holds import failed_before
@@ -292,9 +292,10 @@ def _running(argument: str) -> bool:
     return False
 
 
-def test_a_cancelled_async_run_stops_the_command_its_task_runs(tmp_path: Path) -> None:
-    # a server cancels a run by cancelling its asyncio task: a command still running must not
-    # go on working in the workspace, unseen, while the next run works there
+@pytest.mark.parametrize("how", ["astream", "aresume"])
+def test_a_cancelled_async_run_stops_the_command_its_task_runs(tmp_path: Path, how: str) -> None:
+    # a server cancels a run by cancelling its asyncio task, as asyncio.wait_for does: a
+    # command still running must not go on working in the workspace, unseen
     seconds = f"{7 + int.from_bytes(os.urandom(2), 'big') / 1e5:.5f}"  # this test's own process
     script = {
         "request_analyser": [{**ANALYSIS, "task_type": "data"}],  # work that may run programs
@@ -304,20 +305,19 @@ def test_a_cancelled_async_run_stops_the_command_its_task_runs(tmp_path: Path) -
         "summarizer": [SUMMARY],
     }
     graph = build_graph(model=ScriptedChatModel(script=script), checkpointer=InMemorySaver())
-    context = Context(workspace=str(tmp_path), command_sandbox="checks",
-                      allowed_commands=["sleep"], task_timeout_s=30)  # fmt: skip
+    review = "plan" if how == "aresume" else "none"
+    context = Context(workspace=str(tmp_path), command_sandbox="checks", task_timeout_s=30,
+                      allowed_commands=["sleep"], review=review)  # fmt: skip
+    config: Any = {"configurable": {"thread_id": how}}
 
     async def cancel_once_started() -> None:
-        async def run() -> None:
-            async for event in graph.astream({"request": "nap"}, {"configurable": {
-                    "thread_id": "c"}}, context=context, stream_mode="custom"):  # fmt: skip
-                if event.get("event") == "task_started":
-                    started.set()
-
-        started = asyncio.Event()
-        running = asyncio.ensure_future(run())
-        await asyncio.wait_for(started.wait(), 10)
-        for _ in range(100):  # the command starts a moment after its task
+        if how == "aresume":
+            await graph.ainvoke({"request": "nap"}, config, context=context)  # the plan's pause
+            work = aresume(graph, config, {"action": "approve"}, context=context)
+        else:
+            work = graph.ainvoke({"request": "nap"}, config, context=context)
+        running = asyncio.ensure_future(work)
+        for _ in range(500):  # until the command runs
             if _running(seconds):
                 break
             await asyncio.sleep(0.02)

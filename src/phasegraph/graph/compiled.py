@@ -52,6 +52,7 @@ from phasegraph.storage.lease import (
     Lease,
     ahold_lease,
     alease_store_for,
+    handed_out,
     hold_lease,
     lease_store_for,
 )
@@ -282,10 +283,12 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
                     if asks_quietly(chunk):
                         chunk = with_question(chunk, self.get_state(_latest(config)).interrupts)
                     part = values_part(chunk) or part
-                    yield chunk
+                    with handed_out(thread_id or ""):
+                        yield chunk
                 if part is not None and paused_quietly(part):
                     if asked := self.get_state(_latest(config)).interrupts:
-                        yield with_interrupts(part, asked)
+                        with handed_out(thread_id or ""):
+                            yield with_interrupts(part, asked)
             except BaseException:
                 last = None  # the state may have moved past the last values streamed
                 raise
@@ -362,10 +365,12 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
                         latest = await self.aget_state(_latest(config))
                         chunk = with_question(chunk, latest.interrupts)
                     part = values_part(chunk) or part
-                    yield chunk
+                    with handed_out(thread_id):
+                        yield chunk
                 if part is not None and paused_quietly(part):
                     if asked := (await self.aget_state(_latest(config))).interrupts:
-                        yield with_interrupts(part, asked)
+                        with handed_out(thread_id):
+                            yield with_interrupts(part, asked)
             finally:
                 await self._aindex_thread(config, kwargs.get("context"))
 

@@ -262,6 +262,26 @@ def _marked_held(lease: Lease) -> Iterator[Lease]:
 
 
 @contextlib.contextmanager
+def handed_out(thread_id: str) -> Iterator[None]:
+    """While a run's stream hands a chunk to its consumer: the lease not marked held there.
+
+    A generator runs in its consumer's context, so its mark would reach the consumer's own
+    calls: one made between chunks, or after the consumer stopped reading and left the stream
+    unfinished, is another run of the thread, which must take the lease itself (and find it
+    busy), not share the one the stream holds. Calls the run's own nodes make keep the mark.
+    """
+    marks = _held.get()
+    if thread_id not in marks:
+        yield
+        return
+    _held.set({k: v for k, v in marks.items() if k != thread_id})
+    try:
+        yield
+    finally:
+        _held.set(marks)
+
+
+@contextlib.contextmanager
 def hold_lease(store: LeaseStore, thread_id: str) -> Iterator[Lease]:
     """Hold the thread's lease for the block (the one already held, inside another block)."""
     held = _held.get().get(thread_id)

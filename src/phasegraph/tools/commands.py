@@ -110,6 +110,18 @@ GIVEN_UP: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVa
 #: Set once this process is stopping (Ctrl-C in the CLI): every command still running stops,
 #: so that the process ends now rather than when its slowest command would have.
 STOPPING = threading.Event()
+
+#: Set once the caller of a whole run stops waiting for it (`aresume` cancelled): the run's
+#: commands stop, and the run goes no further.
+RUN_STOPPED: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
+    "phasegraph_run_stopped", default=None
+)
+
+
+def stopped_here() -> bool:
+    """Whether a command started here is to stop: its task or run given up, or the process."""
+    task, run = GIVEN_UP.get(), RUN_STOPPED.get()
+    return STOPPING.is_set() or any(e is not None and e.is_set() for e in (task, run))
 _READ_CHUNK = 65536
 
 
@@ -264,14 +276,13 @@ def _collect(process: subprocess.Popen[bytes], settings: CommandSettings) -> str
     reader = threading.Thread(target=buffer.drain, args=(process,), daemon=True)
     reader.start()
     deadline = time.monotonic() + settings.timeout_s
-    given_up = GIVEN_UP.get()
     stopped = ""
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
             stopped = f"[stopped: no exit within {settings.timeout_s:g} s]"
             break
-        if STOPPING.is_set() or (given_up is not None and given_up.is_set()):
+        if stopped_here():
             stopped = "[stopped: its task was given up on (timed out, or its run stopped)]"
             break
         if buffer.flooded:
