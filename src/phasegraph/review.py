@@ -28,7 +28,7 @@ from phasegraph.nodes.deps import task_error
 from phasegraph.nodes.human_review import parse_feedback
 from phasegraph.state.state import STAGE_COUNTERS
 from phasegraph.storage.integrity import checked_state
-from phasegraph.tools.commands import RUN_STOPPED
+from phasegraph.tools.stopping import RUN_STOPPED
 
 if TYPE_CHECKING:
     from phasegraph.graph.compiled import PhaseGraph
@@ -112,7 +112,7 @@ async def aresume(
     It runs `resume` on a worker thread, so the event loop goes on meanwhile; LangGraph's async
     savers take sync calls from threads other than their loop's. ``on_progress`` is called on
     that thread. Cancelled, it stops the run as a cancelled ``ainvoke`` does: its commands
-    stop (`commands.RUN_STOPPED`) and it goes no further than the step it is in.
+    stop (`stopping.RUN_STOPPED`) and it goes no further than the step it is in.
     """
     stopped = threading.Event()
     here = contextvars.copy_context()

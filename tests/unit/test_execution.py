@@ -921,3 +921,52 @@ def test_the_default_rules_given_by_the_names_they_stand_for_are_still_the_defau
     assert kinds == {"writes": {"write_file", "edit_file"}, "runs": {"run_command"}}
     assert same_rules(by_name, DEFAULT_TOOL_RULES, kinds)
     assert not same_rules({"research": {"forbidden": ["write_file"]}}, DEFAULT_TOOL_RULES, kinds)
+
+
+def test_an_async_tool_is_awaited_on_the_runs_loop_and_cancelled_when_given_up() -> None:
+    # as under LangGraph's ToolNode: an async run's tool may use what the caller's loop holds
+    # (a queue its worker answers), and one that never ends is cancelled at its timeout,
+    # leaving no thread behind
+    import asyncio
+
+    held: dict[str, Any] = {}
+
+    @tool
+    async def ask_app(question: str) -> str:
+        """Ask the application's own worker."""
+        answer = asyncio.get_running_loop().create_future()
+        await held["queue"].put((question, answer))
+        return str(await asyncio.wait_for(answer, 3))
+
+    @tool
+    async def forever(text: str) -> str:
+        """Never returns."""
+        await asyncio.Event().wait()
+        return text
+
+    script = make_script(plan_tool_call=[round_plan(("a", "ask_app", {"question": "q"}),
+                                                     ("f", "forever", {"text": "x"}))])  # fmt: skip
+    graph = build_graph(model=ScriptedChatModel(script=script), tools=[ask_app, forever],
+                        checkpointer=InMemorySaver())  # fmt: skip
+
+    async def app() -> dict[str, Any]:
+        held["queue"] = asyncio.Queue()
+
+        async def worker() -> None:
+            while True:
+                question, answer = await held["queue"].get()
+                answer.set_result(f"answer to {question}")
+
+        serving = asyncio.ensure_future(worker())
+        config: Any = {"configurable": {"thread_id": "loop"}}
+        await graph.ainvoke({"request": "go"}, config, context=Context(task_timeout_s=0.5))
+        out = (await graph.aget_state(config)).values
+        serving.cancel()
+        await asyncio.sleep(0.2)  # the cancelled tool's thread ends
+        assert not [t for t in threading.enumerate() if t.name == "phasegraph-forever"]
+        return out
+
+    out = asyncio.run(app())
+    results = {r["task_id"]: r for rnd in out["rounds"] for r in rnd["results"]}
+    assert results["a"]["status"] == "ok" and results["a"]["output"] == "answer to q"
+    assert results["f"]["status"] == "timeout"

@@ -43,7 +43,7 @@ from phasegraph.context import REVIEW_LEVELS
 from phasegraph.errors import PhasegraphError, redact
 from phasegraph.models import grammar_sampler
 from phasegraph.state import RunStatus
-from phasegraph.tools.commands import STOPPING
+from phasegraph.tools.stopping import STOPPING
 
 
 def _add_model_options(parser: argparse.ArgumentParser) -> None:

@@ -34,7 +34,7 @@ from phasegraph.progress import emit
 from phasegraph.state import TaskInput, TaskOutcome, TaskResult
 from phasegraph.storage.journal import journal_key, same_call
 from phasegraph.tools import is_idempotent, run_tool
-from phasegraph.tools.commands import GIVEN_UP
+from phasegraph.tools.stopping import GIVEN_UP, RUN_LOOP
 
 INTERRUPTED = (
     "interrupted, outcome unknown: the process stopped while this call ran, and the tool is not "
@@ -47,7 +47,7 @@ def _run_with_timeout(
 ) -> tuple[str, str, float]:
     """Run the task's tool; (status, output, seconds).
 
-    A late tool is given up on (`commands.GIVEN_UP`: a command it runs is stopped; any other
+    A late tool is given up on (`stopping.GIVEN_UP`: a command it runs is stopped; any other
     tool is left to finish alone). The tool's thread runs in a copy of this node's context, and
     the tool is given the node's config: it sees the run as a tool LangGraph's ToolNode runs
     does (see `tools.run_tool`).
@@ -80,7 +80,7 @@ def cancellable(node: Callable[..., Any]) -> Runnable[Any, Any]:
     """``node`` (a bound `run_task`) as LangGraph runs it, sync or async.
 
     An async run (a server's, ``astream``) that is cancelled gives its running tasks up
-    (`commands.GIVEN_UP`): a command still running is stopped at once, and the task's journal
+    (`stopping.GIVEN_UP`): a command still running is stopped at once, and the task's journal
     records it stopped, instead of the command working on in the workspace unseen. LangGraph
     runs a plain function's async form in a thread nothing cancels; its own wrapper is given
     both forms here, untraced as every node is (a traced wrapper would report each task twice
@@ -95,6 +95,7 @@ def cancellable(node: Callable[..., Any]) -> Runnable[Any, Any]:
         here = contextvars.copy_context()
         here.run(GIVEN_UP.set, given_up)
         loop = asyncio.get_running_loop()
+        here.run(RUN_LOOP.set, loop)  # an async tool is awaited on the run's own loop
         try:
             return await loop.run_in_executor(None, here.run, sync, state, runtime)
         except asyncio.CancelledError:

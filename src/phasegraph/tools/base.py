@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import contextvars
 import json
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any, TypeVar
 
 from langchain_core.messages import ToolCall, ToolMessage
@@ -15,7 +18,7 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.types import Command
 
 from phasegraph.errors import ConfigurationError, redact
-from phasegraph.tools.mcp import run_coroutine
+from phasegraph.tools.stopping import RUN_LOOP, stopped_here
 
 TRUNCATION_MARKER = "\n[... output truncated: {cut} of {total} characters not shown ...]"
 #: A cut tool output keeps its last lines up to this size: tools end with what sums them up
@@ -140,7 +143,7 @@ def run_tool(
 def _invoke(tool: BaseTool, call: ToolCall, config: RunnableConfig | None) -> Any:
     """The tool's answer to ``call``, from its async implementation where it has only that."""
     if _is_async_only(tool):
-        return run_coroutine(tool.ainvoke(call, config))
+        return _awaited(tool.ainvoke(call, config))
     try:
         return tool.invoke(call, config)
     except NotImplementedError:
@@ -148,7 +151,48 @@ def _invoke(tool: BaseTool, call: ToolCall, config: RunnableConfig | None) -> An
         # a function tool's _arun runs its sync function again, which may not be done twice
         if isinstance(tool, StructuredTool | Tool) or type(tool)._arun is BaseTool._arun:
             raise
-        return run_coroutine(tool.ainvoke(call, config))
+        return _awaited(tool.ainvoke(call, config))
+
+
+def _awaited(coroutine: Coroutine[Any, Any, T]) -> T:
+    """An async tool's answer, awaited on the run's own event loop where the run is async.
+
+    There it can use what the caller's loop holds (its clients, queues, locks), as under
+    LangGraph's ToolNode; a sync run awaits it on a loop of its own. Either way it is cancelled
+    once its task is given up on (`stopping.stopped_here`), rather than left waiting forever.
+    """
+    loop = RUN_LOOP.get()
+    if loop is None or loop.is_closed() or not loop.is_running():
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # no loop runs in this thread: a loop of its own, here
+            return asyncio.run(_until_stopped(coroutine))
+        here = contextvars.copy_context()  # what stops it is told in this context
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(here.run, asyncio.run, _until_stopped(coroutine)).result()
+    future = asyncio.run_coroutine_threadsafe(coroutine, loop)
+    while True:
+        try:
+            return future.result(timeout=STOP_POLL_S)
+        except concurrent.futures.TimeoutError:
+            if stopped_here():
+                future.cancel()
+                raise TimeoutError("the call was given up on and cancelled") from None
+
+
+async def _until_stopped(coroutine: Coroutine[Any, Any, T]) -> T:
+    task = asyncio.ensure_future(coroutine)
+    while True:
+        done, _ = await asyncio.wait({task}, timeout=STOP_POLL_S)
+        if done:
+            return task.result()
+        if stopped_here():
+            task.cancel()
+            raise TimeoutError("the call was given up on and cancelled")
+
+
+#: Seconds between looks, while an async tool runs, at whether its task was given up on.
+STOP_POLL_S = 0.05
 
 
 NO_PAUSE_IN_TOOLS = (

@@ -21,7 +21,6 @@ is stopped.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import functools
 import os
 import re
@@ -47,6 +46,7 @@ from phasegraph.tools.sandbox import (
     seccomp_fd,
     undo_created,
 )
+from phasegraph.tools.stopping import stopped_here
 from phasegraph.tools.workspace import Workspace, WorkspaceError
 
 DEFAULT_ALLOWED_COMMANDS: tuple[str, ...] = (
@@ -101,27 +101,6 @@ FLOOD_FACTOR = 16
 #: Seconds between looks at a running command's output size and deadline.
 FLOOD_POLL_S = 0.05
 
-#: Set once the task that runs a command is given up on (its time is out, its run was
-#: cancelled): the command is stopped at its next look instead of working on in the workspace.
-GIVEN_UP: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
-    "phasegraph_given_up", default=None
-)
-
-#: Set once this process is stopping (Ctrl-C in the CLI): every command still running stops,
-#: so that the process ends now rather than when its slowest command would have.
-STOPPING = threading.Event()
-
-#: Set once the caller of a whole run stops waiting for it (`aresume` cancelled): the run's
-#: commands stop, and the run goes no further.
-RUN_STOPPED: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
-    "phasegraph_run_stopped", default=None
-)
-
-
-def stopped_here() -> bool:
-    """Whether a command started here is to stop: its task or run given up, or the process."""
-    task, run = GIVEN_UP.get(), RUN_STOPPED.get()
-    return STOPPING.is_set() or any(e is not None and e.is_set() for e in (task, run))
 _READ_CHUNK = 65536
 
 
