@@ -262,3 +262,19 @@ def test_a_run_forked_before_its_plan_runs_the_new_plans_call(tmp_path: Path) ->
         result = graph.get_state(config).values["rounds"][0]["results"][0]
     assert calls == ["first", "second"]
     assert result["arguments"] == {"text": "second"} and result["output"] == "appended second"
+
+
+def test_the_first_result_a_journal_records_stays(tmp_path: Path) -> None:
+    # a call that ends after its task was reported interrupted (its run cancelled, then
+    # continued) must not turn the journal's word into another than the thread was told
+    from phasegraph.storage.journal import MemoryJournal
+
+    for journal in (TableJournal(sqlite_database(str(tmp_path / "j.sqlite"))), MemoryJournal()):
+        journal.start("k", "append", {"text": "x"})
+        journal.finish("k", {"status": "interrupted"})
+        journal.finish("k", {"status": "ok"})
+        entry = journal.get("k")
+        assert entry is not None and entry["result"] == {"status": "interrupted"}
+        journal.start("k", "append", {"text": "y"})  # a new execution under the key records anew
+        journal.finish("k", {"status": "ok"})
+        assert journal.get("k")["result"] == {"status": "ok"}  # type: ignore[index]

@@ -37,8 +37,8 @@ from phasegraph.tools import is_idempotent, run_tool
 from phasegraph.tools.stopping import GIVEN_UP, RUN_LOOP
 
 INTERRUPTED = (
-    "interrupted, outcome unknown: the process stopped while this call ran, and the tool is not "
-    "idempotent, so it was not run again"
+    "interrupted, outcome unknown: the run stopped (its process, or its caller) while this call "
+    "ran, and the tool is not idempotent, so it was not run again"
 )
 
 

@@ -38,7 +38,11 @@ class ToolJournal(Protocol):
         """Record that an execution begins."""
 
     def finish(self, key: str, result: dict[str, Any]) -> None:
-        """Record an execution's result."""
+        """Record an execution's result, unless one is recorded already.
+
+        The first word stays: an execution that ends after its task was reported interrupted
+        (its run cancelled, and continued meanwhile) does not change what the thread was told.
+        """
 
 
 class MemoryJournal:
@@ -66,10 +70,11 @@ class MemoryJournal:
             }
 
     def finish(self, key: str, result: dict[str, Any]) -> None:
-        """Record an execution's result."""
+        """Record an execution's result, unless one is recorded already (`ToolJournal.finish`)."""
         with self._lock:
             entry = self._entries.get(key, {})
-            self._entries[key] = {**entry, "state": "finished", "result": result}
+            if entry.get("state") != "finished":
+                self._entries[key] = {**entry, "state": "finished", "result": result}
 
 
 _JOURNAL_TABLE = (
@@ -118,10 +123,10 @@ class TableJournal:
         )
 
     def finish(self, key: str, result: dict[str, Any]) -> None:
-        """Record an execution's result."""
+        """Record an execution's result, unless one is recorded already (`ToolJournal.finish`)."""
         self.db.execute(
             "UPDATE phasegraph_tool_journal SET state = 'finished', result = ?, finished_at = ? "
-            "WHERE key = ?",
+            "WHERE key = ? AND state = 'started'",
             (json.dumps(result, default=str), time.time(), key),
         )
 
