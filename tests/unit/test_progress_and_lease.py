@@ -135,7 +135,7 @@ def test_two_runners_in_one_process_one_gets_busy() -> None:
     )
     first.start()
     assert entered.wait(20)
-    with pytest.raises(ThreadBusyError, match="'busy' is busy"):
+    with pytest.raises(ThreadBusyError, match=r"'busy' is busy: another runner \(a run in this"):
         final_state(graph, None, config)
     with pytest.raises(ThreadBusyError):
         resume(graph, config)

@@ -62,6 +62,13 @@ def _busy(thread_id: str, holder: str) -> ThreadBusyError:
     )
 
 
+def _in_process(pid: object, host: object) -> str:
+    """Who holds a lease, as a person reads it: another run of this process, or a process."""
+    if pid == os.getpid() and host == _HOST:
+        return f"a run in this process, pid {pid}"
+    return f"pid {pid} on {host}"
+
+
 class LocalLeaseStore:
     """Leases held in this process only (in-memory and other non-file checkpointers)."""
 
@@ -75,7 +82,7 @@ class LocalLeaseStore:
         with self._lock:
             holder = self._owners.get(thread_id)
             if holder is not None and holder != owner:
-                raise _busy(thread_id, f"pid {os.getpid()}")
+                raise _busy(thread_id, f"a run in this process, pid {os.getpid()}")
             self._owners[thread_id] = owner
 
     def renew(self, thread_id: str, owner: str) -> bool:
@@ -137,7 +144,7 @@ class TableLeaseStore:
                 continue  # released in between: try again
             holder, host, pid, expires_at = rows[0]
             if not _stale(host, pid, expires_at):
-                raise _busy(thread_id, f"pid {pid} on {host}")
+                raise _busy(thread_id, _in_process(pid, host))
             # A dead holder's lease is taken over only if it is still that holder's.
             if self._take(thread_id, owner, over=holder):
                 return
