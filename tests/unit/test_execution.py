@@ -944,9 +944,19 @@ def test_an_async_tool_is_awaited_on_the_runs_loop_and_cancelled_when_given_up()
         await asyncio.Event().wait()
         return text
 
-    script = make_script(plan_tool_call=[round_plan(("a", "ask_app", {"question": "q"}),
-                                                     ("f", "forever", {"text": "x"}))])  # fmt: skip
-    graph = build_graph(model=ScriptedChatModel(script=script), tools=[ask_app, forever],
+    @tool
+    async def blocking(text: str) -> str:
+        """Blocks its loop (a mistake a tool may make)."""
+        time.sleep(2)
+        return text
+
+    ask_app.metadata = {"shares_event_loop": True}  # it uses the caller's own queue
+
+    script = make_script(plan_tool_call=[round_plan(
+        ("a", "ask_app", {"question": "q"}), ("f", "forever", {"text": "x"}),
+        ("b1", "blocking", {"text": "1"}), ("b2", "blocking", {"text": "2"}))])  # fmt: skip
+    tools = [ask_app, forever, blocking]
+    graph = build_graph(model=ScriptedChatModel(script=script), tools=tools,
                         checkpointer=InMemorySaver())  # fmt: skip
 
     async def app() -> dict[str, Any]:
@@ -959,7 +969,11 @@ def test_an_async_tool_is_awaited_on_the_runs_loop_and_cancelled_when_given_up()
 
         serving = asyncio.ensure_future(worker())
         config: Any = {"configurable": {"thread_id": "loop"}}
+        started = time.monotonic()
         await graph.ainvoke({"request": "go"}, config, context=Context(task_timeout_s=0.5))
+        # the tools that do not share the loop run in their own threads, at once: two that
+        # block 2 s each cost the run its timeout, not 4 s of the caller's loop
+        assert time.monotonic() - started < 1.9
         out = (await graph.aget_state(config)).values
         serving.cancel()
         await asyncio.sleep(0.2)  # the cancelled tool's thread ends
@@ -970,3 +984,36 @@ def test_an_async_tool_is_awaited_on_the_runs_loop_and_cancelled_when_given_up()
     results = {r["task_id"]: r for rnd in out["rounds"] for r in rnd["results"]}
     assert results["a"]["status"] == "ok" and results["a"]["output"] == "answer to q"
     assert results["f"]["status"] == "timeout"
+    assert results["b1"]["status"] == results["b2"]["status"] == "timeout"
+
+
+def test_a_sync_run_inside_an_async_runs_tool_runs_its_async_tools_on_their_own_loop() -> None:
+    # a sub-agent: an async run's tool invokes another graph synchronously; that graph's async
+    # tool must not be sent to the outer run's loop, which its caller is holding
+    import asyncio
+
+    @tool
+    async def lookup(key: str) -> str:
+        """Look a key up."""
+        await asyncio.sleep(0)
+        return f"value of {key}"
+
+    lookup.metadata = {"shares_event_loop": True}
+    inner = build_graph(model=ScriptedChatModel(script=make_script(
+        plan_tool_call=[round_plan(("l", "lookup", {"key": "k"}))])), tools=[lookup])  # fmt: skip
+
+    @tool
+    async def delegate(task: str) -> str:
+        """Hand the task to a sub-agent."""
+        done = inner.invoke({"request": task}, context=Context(task_timeout_s=3))
+        return str(done["status"])  # completed only if its lookup succeeded
+
+    outer = build_graph(model=ScriptedChatModel(script=make_script(
+        plan_tool_call=[round_plan(("d", "delegate", {"task": "look k up"}))])),
+        tools=[delegate], checkpointer=InMemorySaver())  # fmt: skip
+    config: Any = {"configurable": {"thread_id": "outer"}}
+    started = time.monotonic()
+    asyncio.run(outer.ainvoke({"request": "go"}, config, context=Context(task_timeout_s=20)))
+    assert time.monotonic() - started < 5  # not the inner tool's 3 s timeout, waited out
+    results = [r for rnd in outer.get_state(config).values["rounds"] for r in rnd["results"]]
+    assert results and all((r["status"], r["output"]) == ("ok", "completed") for r in results)

@@ -278,3 +278,17 @@ def test_the_first_result_a_journal_records_stays(tmp_path: Path) -> None:
         journal.start("k", "append", {"text": "y"})  # a new execution under the key records anew
         journal.finish("k", {"status": "ok"})
         assert journal.get("k")["result"] == {"status": "ok"}  # type: ignore[index]
+
+
+def test_a_result_is_recorded_over_its_own_calls_entry_only(tmp_path: Path) -> None:
+    # a call left behind (a fork, an edited plan took its key meanwhile) ends late: its result
+    # must not be filed under the new call, nor keep the new call's from being recorded
+    from phasegraph.storage.journal import MemoryJournal
+
+    for journal in (TableJournal(sqlite_database(str(tmp_path / "k.sqlite"))), MemoryJournal()):
+        journal.start("k", "append", {"text": "a"})
+        journal.start("k", "append", {"text": "b"})
+        journal.finish("k", {"tool": "append", "arguments": {"text": "a"}, "output": "did a"})
+        assert journal.get("k")["state"] == "started"  # type: ignore[index]
+        journal.finish("k", {"tool": "append", "arguments": {"text": "b"}, "output": "did b"})
+        assert journal.get("k")["result"]["output"] == "did b"  # type: ignore[index]

@@ -400,3 +400,20 @@ def test_a_terminal_shows_what_a_stage_waits_for_and_a_log_does_not() -> None:
         assert bool(re.search(r"planning a round\.\.\. \d+ s", text)) is terminal, text
         assert "round 1: 2 task(s) planned" in text
         assert "stage_started" not in text
+
+
+def test_the_clis_ctrl_c_stops_work_while_a_command_runs_and_not_after() -> None:
+    # a program may call the CLI's main more than once: Ctrl-C during one command must not
+    # leave every later command's work stopped, nor the program's own Ctrl-C taken over
+    import signal
+
+    from phasegraph.cli import _stop_work_on_interrupt
+    from phasegraph.tools.stopping import STOPPING
+
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with pytest.raises(KeyboardInterrupt), _stop_work_on_interrupt():
+        assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(1)  # the handler runs at once; not reached
+    assert not STOPPING.is_set()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -23,7 +23,7 @@ import signal
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import get_args
 
@@ -173,7 +173,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     # soft_wrap: long lines stay whole, for logs and for the next program in a pipe
     err = _Errors(stderr=True, highlight=False, soft_wrap=True)
     out = _Output(highlight=False, soft_wrap=True)
-    _stop_work_on_interrupt()
+    with _stop_work_on_interrupt():
+        return _run_command(args, err, out)
+
+
+def _run_command(args: argparse.Namespace, err: _Errors, out: _Output) -> int:
+    """Run the parsed command; its exit code, every error a line for the user."""
     try:
         session = Session(args, err)
         with database_errors(session.where, session.url):
@@ -191,17 +196,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
 
 
-def _stop_work_on_interrupt() -> None:
-    """Make Ctrl-C end the program now, stopping the commands and the answer still running.
+@contextlib.contextmanager
+def _stop_work_on_interrupt() -> Iterator[None]:
+    """While a command runs, Ctrl-C ends it now, stopping the commands and answer still running.
 
     LangGraph waits for a wave's tasks before an interrupt leaves it, and a task waits for its
     command: without this, Ctrl-C took effect only when the slowest command ended. Python's own
     handling (`KeyboardInterrupt`) follows. Left alone where SIGINT is ignored or handled by
-    whoever called `main`.
+    whoever called `main`; afterwards, as it was (a program that calls `main` goes on).
     """
-    if threading.current_thread() is not threading.main_thread():
-        return
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+    if threading.current_thread() is not threading.main_thread() or (
+        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
         return
 
     def interrupted(signum: int, frame: FrameType | None) -> None:
@@ -210,6 +217,11 @@ def _stop_work_on_interrupt() -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        STOPPING.clear()
 
 
 class _Output(Console):

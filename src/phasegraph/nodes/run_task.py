@@ -6,7 +6,8 @@ needs nothing more: if LangGraph runs its task again, it simply runs again. Ever
 execution is journalled, which covers the gap LangGraph leaves (see
 ``phasegraph.storage.journal``): a finished execution is replayed, an interrupted one is
 reported as "interrupted, outcome unknown", never silently re-run. The tool runs in its own
-thread so the per-task timeout holds even for a tool that ignores it.
+thread so the per-task timeout holds even for a tool that ignores it (but for an async tool
+that shares the run's event loop, `tools.base.shares_event_loop`).
 """
 
 from __future__ import annotations
@@ -87,17 +88,24 @@ def cancellable(node: Callable[..., Any]) -> Runnable[Any, Any]:
     to callbacks and ``astream_events``).
     """
 
-    def sync(state: Any, runtime: Runtime[Context]) -> Any:
+    def call(state: Any, runtime: Runtime[Context]) -> Any:
         return node(state, runtime=runtime)
+
+    def sync(state: Any, runtime: Runtime[Context]) -> Any:
+        # a sync run inside an async run's tool (a sub-agent) has tasks and no loop of its own
+        here = contextvars.copy_context()
+        here.run(GIVEN_UP.set, None)
+        here.run(RUN_LOOP.set, None)
+        return here.run(call, state, runtime)
 
     async def in_thread(state: Any, runtime: Runtime[Context]) -> Any:
         given_up = threading.Event()
         here = contextvars.copy_context()
         here.run(GIVEN_UP.set, given_up)
         loop = asyncio.get_running_loop()
-        here.run(RUN_LOOP.set, loop)  # an async tool is awaited on the run's own loop
+        here.run(RUN_LOOP.set, loop)  # where a tool that shares the run's loop is awaited
         try:
-            return await loop.run_in_executor(None, here.run, sync, state, runtime)
+            return await loop.run_in_executor(None, here.run, call, state, runtime)
         except asyncio.CancelledError:
             given_up.set()
             raise

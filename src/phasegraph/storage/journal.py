@@ -41,7 +41,9 @@ class ToolJournal(Protocol):
         """Record an execution's result, unless one is recorded already.
 
         The first word stays: an execution that ends after its task was reported interrupted
-        (its run cancelled, and continued meanwhile) does not change what the thread was told.
+        (its run cancelled, and continued meanwhile) does not change what the thread was told,
+        nor does one whose key a new call has taken since (a fork, an edited plan): a result
+        is recorded over the started entry of its own call only.
         """
 
 
@@ -73,7 +75,7 @@ class MemoryJournal:
         """Record an execution's result, unless one is recorded already (`ToolJournal.finish`)."""
         with self._lock:
             entry = self._entries.get(key, {})
-            if entry.get("state") != "finished":
+            if entry.get("state") == "started" and _its_call(entry, result):
                 self._entries[key] = {**entry, "state": "finished", "result": result}
 
 
@@ -124,10 +126,18 @@ class TableJournal:
 
     def finish(self, key: str, result: dict[str, Any]) -> None:
         """Record an execution's result, unless one is recorded already (`ToolJournal.finish`)."""
+        entry = self.get(key)
+        if entry is None or entry["state"] != "started" or not _its_call(entry, result):
+            return
         self.db.execute(
             "UPDATE phasegraph_tool_journal SET state = 'finished', result = ?, finished_at = ? "
-            "WHERE key = ? AND state = 'started'",
-            (json.dumps(result, default=str), time.time(), key),
+            "WHERE key = ? AND state = 'started' AND arguments = ?",
+            (
+                json.dumps(result, default=str),
+                time.time(),
+                key,
+                json.dumps(entry["arguments"]),
+            ),
         )
 
 
@@ -140,6 +150,13 @@ _lock = threading.Lock()
 def _as_stored(arguments: dict[str, Any]) -> Any:
     """The arguments as a journal keeps them: JSON, anything else by its text."""
     return json.loads(json.dumps(arguments, default=str))
+
+
+def _its_call(entry: dict[str, Any], result: dict[str, Any]) -> bool:
+    """Whether ``result`` (a task's, naming its tool and arguments) is of the entry's call."""
+    if "tool" not in result:
+        return True  # a result that names no call: the key's own
+    return same_call(entry, result["tool"], result.get("arguments") or {})
 
 
 def same_call(entry: dict[str, Any], tool: str, arguments: dict[str, Any]) -> bool:

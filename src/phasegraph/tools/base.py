@@ -143,7 +143,7 @@ def run_tool(
 def _invoke(tool: BaseTool, call: ToolCall, config: RunnableConfig | None) -> Any:
     """The tool's answer to ``call``, from its async implementation where it has only that."""
     if _is_async_only(tool):
-        return _awaited(tool.ainvoke(call, config))
+        return _awaited(tool.ainvoke(call, config), shares_event_loop(tool))
     try:
         return tool.invoke(call, config)
     except NotImplementedError:
@@ -151,17 +151,28 @@ def _invoke(tool: BaseTool, call: ToolCall, config: RunnableConfig | None) -> An
         # a function tool's _arun runs its sync function again, which may not be done twice
         if isinstance(tool, StructuredTool | Tool) or type(tool)._arun is BaseTool._arun:
             raise
-        return _awaited(tool.ainvoke(call, config))
+        return _awaited(tool.ainvoke(call, config), shares_event_loop(tool))
 
 
-def _awaited(coroutine: Coroutine[Any, Any, T]) -> T:
-    """An async tool's answer, awaited on the run's own event loop where the run is async.
+def shares_event_loop(tool: BaseTool) -> bool:
+    """Whether an async tool is to be awaited on its async run's own event loop.
 
-    There it can use what the caller's loop holds (its clients, queues, locks), as under
-    LangGraph's ToolNode; a sync run awaits it on a loop of its own. Either way it is cancelled
-    once its task is given up on (`stopping.stopped_here`), rather than left waiting forever.
+    A tool declares it with ``metadata={"shares_event_loop": True}``: it uses what the caller's
+    loop holds (its clients, queues, locks), as it may under LangGraph's ToolNode. Such a tool
+    must not block: on the caller's loop, a blocking call holds up the whole run, and its
+    timeout is its own to keep. Other async tools run on a loop of their own, in their task's
+    thread, where the task's timeout holds whatever they do.
     """
-    loop = RUN_LOOP.get()
+    return bool((tool.metadata or {}).get("shares_event_loop", False))
+
+
+def _awaited(coroutine: Coroutine[Any, Any, T], on_run_loop: bool) -> T:
+    """An async tool's answer, awaited on a loop of its own, or on the run's (`shares_event_loop`).
+
+    Either way it is cancelled once its task is given up on (`stopping.stopped_here`), rather
+    than left waiting forever.
+    """
+    loop = RUN_LOOP.get() if on_run_loop else None
     if loop is None or loop.is_closed() or not loop.is_running():
         try:
             asyncio.get_running_loop()
