@@ -1017,3 +1017,51 @@ def test_a_sync_run_inside_an_async_runs_tool_runs_its_async_tools_on_their_own_
     assert time.monotonic() - started < 5  # not the inner tool's 3 s timeout, waited out
     results = [r for rnd in outer.get_state(config).values["rounds"] for r in rnd["results"]]
     assert results and all((r["status"], r["output"]) == ("ok", "completed") for r in results)
+
+
+def test_a_tool_that_changes_its_arguments_leaves_the_tasks_record_as_planned() -> None:
+    from langchain_core.tools import BaseTool
+
+    class Appends(BaseTool):
+        name: str = "appends"
+        description: str = "Adds a line to the lines it is given."
+
+        def _run(self, lines: list[str]) -> str:
+            lines.append("end")
+            return " ".join(lines)
+
+    script = make_script(plan_tool_call=[round_plan(("a", "appends", {"lines": ["a"]}))])
+    graph = build_graph(model=ScriptedChatModel(script=script), tools=[Appends()],
+                        checkpointer=InMemorySaver())  # fmt: skip
+    out = final_state(graph, {"request": "go"}, {"configurable": {"thread_id": "args"}})
+    result = out["rounds"][0]["results"][0]
+    assert result["output"] == "a end" and result["arguments"] == {"lines": ["a"]}
+
+
+def test_a_sub_agents_tools_stop_when_the_task_that_runs_it_is_given_up() -> None:
+    import asyncio
+
+    finished: list[str] = []
+
+    @tool
+    async def slow(text: str) -> str:
+        """Takes 3 s."""
+        await asyncio.sleep(3)
+        finished.append(text)
+        return text
+
+    inner = build_graph(model=ScriptedChatModel(script=make_script(
+        plan_tool_call=[round_plan(("s", "slow", {"text": "x"}))])), tools=[slow])  # fmt: skip
+
+    @tool
+    def delegate(task: str) -> str:
+        """Hand the task to a sub-agent."""
+        return str(inner.invoke({"request": task}, context=Context(task_timeout_s=30))["status"])
+
+    outer = build_graph(model=ScriptedChatModel(script=make_script(
+        plan_tool_call=[round_plan(("d", "delegate", {"task": "slow x"}))])),
+        tools=[delegate], checkpointer=InMemorySaver())  # fmt: skip
+    config: Any = {"configurable": {"thread_id": "giving-up"}}
+    outer.invoke({"request": "go"}, config, context=Context(task_timeout_s=0.5))
+    time.sleep(3.5)  # a sub-agent tool left running would have finished by now
+    assert finished == []

@@ -292,3 +292,17 @@ def test_a_result_is_recorded_over_its_own_calls_entry_only(tmp_path: Path) -> N
         assert journal.get("k")["state"] == "started"  # type: ignore[index]
         journal.finish("k", {"tool": "append", "arguments": {"text": "b"}, "output": "did b"})
         assert journal.get("k")["result"]["output"] == "did b"  # type: ignore[index]
+
+
+def test_a_result_is_filed_under_its_own_tool_even_if_its_key_is_taken_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # another process starts a new call under the key between the read and the write of finish
+    journal = TableJournal(sqlite_database(str(tmp_path / "r.sqlite")))
+    journal.start("k", "delete_file", {"path": "x"})
+    stale = journal.get("k")
+    journal.start("k", "write_file", {"path": "x"})  # the same arguments, another tool
+    monkeypatch.setattr(journal, "get", lambda key: stale)
+    journal.finish("k", {"tool": "delete_file", "arguments": {"path": "x"}, "output": "gone"})
+    monkeypatch.undo()
+    assert journal.get("k")["state"] == "started"  # type: ignore[index]

@@ -54,9 +54,9 @@ def _run_with_timeout(
     does (see `tools.run_tool`).
     """
     outcome: queue.Queue[tuple[bool, str]] = queue.Queue(maxsize=1)
-    given_up = GIVEN_UP.get() or threading.Event()
+    given_up = threading.Event()  # this task's; those it runs inside stop it too
     here, config = contextvars.copy_context(), get_config()
-    here.run(GIVEN_UP.set, given_up)
+    here.run(GIVEN_UP.set, (*GIVEN_UP.get(), given_up))
     worker = threading.Thread(
         target=lambda: outcome.put(
             here.run(run_tool, tool, task["arguments"], max_chars, config)
@@ -92,16 +92,15 @@ def cancellable(node: Callable[..., Any]) -> Runnable[Any, Any]:
         return node(state, runtime=runtime)
 
     def sync(state: Any, runtime: Runtime[Context]) -> Any:
-        # a sync run inside an async run's tool (a sub-agent) has tasks and no loop of its own
+        # a sync run inside an async run's tool (a sub-agent) may be holding up that run's loop
         here = contextvars.copy_context()
-        here.run(GIVEN_UP.set, None)
         here.run(RUN_LOOP.set, None)
         return here.run(call, state, runtime)
 
     async def in_thread(state: Any, runtime: Runtime[Context]) -> Any:
         given_up = threading.Event()
         here = contextvars.copy_context()
-        here.run(GIVEN_UP.set, given_up)
+        here.run(GIVEN_UP.set, (*GIVEN_UP.get(), given_up))
         loop = asyncio.get_running_loop()
         here.run(RUN_LOOP.set, loop)  # where a tool that shares the run's loop is awaited
         try:

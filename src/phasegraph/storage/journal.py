@@ -131,11 +131,12 @@ class TableJournal:
             return
         self.db.execute(
             "UPDATE phasegraph_tool_journal SET state = 'finished', result = ?, finished_at = ? "
-            "WHERE key = ? AND state = 'started' AND arguments = ?",
+            "WHERE key = ? AND state = 'started' AND tool = ? AND arguments = ?",
             (
                 json.dumps(result, default=str),
                 time.time(),
                 key,
+                entry["tool"],
                 json.dumps(entry["arguments"]),
             ),
         )

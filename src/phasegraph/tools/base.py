@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import copy
 import json
 import uuid
 from collections.abc import Callable, Coroutine, Iterable, Mapping
@@ -123,7 +124,10 @@ def run_tool(
     (``interrupt()``, a ``Command``): a task is not the place a person is asked (SPEC section
     6), and the call fails saying so.
     """
-    call = tool_call(name=tool.name, args=dict(arguments), id=f"call_{uuid.uuid4().hex[:16]}")
+    # a copy of its own: a tool that changes its arguments in place leaves the task's record
+    call = tool_call(
+        name=tool.name, args=copy.deepcopy(dict(arguments)), id=f"call_{uuid.uuid4().hex[:16]}"
+    )
     try:
         output = _invoke(tool, call, config)
     except GraphBubbleUp:
@@ -160,8 +164,9 @@ def shares_event_loop(tool: BaseTool) -> bool:
     A tool declares it with ``metadata={"shares_event_loop": True}``: it uses what the caller's
     loop holds (its clients, queues, locks), as it may under LangGraph's ToolNode. Such a tool
     must not block: on the caller's loop, a blocking call holds up the whole run, and its
-    timeout is its own to keep. Other async tools run on a loop of their own, in their task's
-    thread, where the task's timeout holds whatever they do.
+    timeout is its own to keep. Other async tools run on a loop of their own, in a thread of
+    their own, where the task's timeout holds whatever they do; so does every async tool of a
+    run that `aresume` drives (its stream runs in a worker thread, not on the caller's loop).
     """
     return bool((tool.metadata or {}).get("shares_event_loop", False))
 

@@ -11,10 +11,11 @@ import asyncio
 import contextvars
 import threading
 
-#: Set once the task that runs the work is given up on (its time is out, its run was
+#: The events of the task that runs the work and of the tasks it runs inside (a sub-agent's
+#: run in a tool's task), each set once its task is given up on (its time is out, its run was
 #: cancelled): the work stops at its next look instead of working on in the workspace.
-GIVEN_UP: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
-    "phasegraph_given_up", default=None
+GIVEN_UP: contextvars.ContextVar[tuple[threading.Event, ...]] = contextvars.ContextVar(
+    "phasegraph_given_up", default=()
 )
 
 #: Set once this process is stopping (Ctrl-C in the CLI): every command still running stops,
@@ -36,5 +37,9 @@ RUN_LOOP: contextvars.ContextVar[asyncio.AbstractEventLoop | None] = contextvars
 
 def stopped_here() -> bool:
     """Whether work started here is to stop: its task or run given up, or the process."""
-    task, run = GIVEN_UP.get(), RUN_STOPPED.get()
-    return STOPPING.is_set() or any(e is not None and e.is_set() for e in (task, run))
+    run = RUN_STOPPED.get()
+    return (
+        STOPPING.is_set()
+        or (run is not None and run.is_set())
+        or any(task.is_set() for task in GIVEN_UP.get())
+    )
