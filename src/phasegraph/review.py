@@ -13,7 +13,6 @@ paused thread would drop the review (the compiled graph refuses it, see ``graph.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import functools
 import threading
 from collections.abc import Callable, Mapping
@@ -28,7 +27,7 @@ from phasegraph.nodes.deps import task_error
 from phasegraph.nodes.human_review import parse_feedback
 from phasegraph.state.state import STAGE_COUNTERS
 from phasegraph.storage.integrity import checked_state
-from phasegraph.tools.stopping import RUN_STOPPED
+from phasegraph.tools.stopping import stopped_here, stopping_too
 
 if TYPE_CHECKING:
     from phasegraph.graph.compiled import PhaseGraph
@@ -112,11 +111,10 @@ async def aresume(
     It runs `resume` on a worker thread, so the event loop goes on meanwhile; LangGraph's async
     savers take sync calls from threads other than their loop's. ``on_progress`` is called on
     that thread. Cancelled, it stops the run as a cancelled ``ainvoke`` does: its commands
-    stop (`stopping.RUN_STOPPED`) and it goes no further than the step it is in.
+    stop (`stopping.GIVEN_UP`) and it goes no further than the step it is in.
     """
     stopped = threading.Event()
-    here = contextvars.copy_context()
-    here.run(RUN_STOPPED.set, stopped)
+    here = stopping_too(stopped)
     call = functools.partial(
         resume, graph, config, feedback, context=context, on_progress=on_progress
     )
@@ -143,9 +141,8 @@ def run(
     payload: Command[Any] | None = None,
 ) -> None:
     """Run the thread on from ``config``, each progress event to ``on_progress``."""
-    stopped = RUN_STOPPED.get()
     for chunk in graph.stream(payload, config, context=settings, stream_mode="custom"):
-        if stopped is not None and stopped.is_set():
+        if stopped_here():
             break  # its caller stopped waiting (`aresume` cancelled): the run goes no further
         if on_progress is not None:
             on_progress(chunk)

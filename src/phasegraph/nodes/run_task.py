@@ -35,7 +35,7 @@ from phasegraph.progress import emit
 from phasegraph.state import TaskInput, TaskOutcome, TaskResult
 from phasegraph.storage.journal import journal_key, same_call
 from phasegraph.tools import is_idempotent, run_tool
-from phasegraph.tools.stopping import GIVEN_UP, RUN_LOOP
+from phasegraph.tools.stopping import RUN_LOOP, stopping_too
 
 INTERRUPTED = (
     "interrupted, outcome unknown: the run stopped (its process, or its caller) while this call "
@@ -54,9 +54,8 @@ def _run_with_timeout(
     does (see `tools.run_tool`).
     """
     outcome: queue.Queue[tuple[bool, str]] = queue.Queue(maxsize=1)
-    given_up = threading.Event()  # this task's; those it runs inside stop it too
-    here, config = contextvars.copy_context(), get_config()
-    here.run(GIVEN_UP.set, (*GIVEN_UP.get(), given_up))
+    given_up = threading.Event()  # this task's; what it runs inside stops it too
+    here, config = stopping_too(given_up), get_config()
     worker = threading.Thread(
         target=lambda: outcome.put(
             here.run(run_tool, tool, task["arguments"], max_chars, config)
@@ -99,8 +98,7 @@ def cancellable(node: Callable[..., Any]) -> Runnable[Any, Any]:
 
     async def in_thread(state: Any, runtime: Runtime[Context]) -> Any:
         given_up = threading.Event()
-        here = contextvars.copy_context()
-        here.run(GIVEN_UP.set, (*GIVEN_UP.get(), given_up))
+        here = stopping_too(given_up)
         loop = asyncio.get_running_loop()
         here.run(RUN_LOOP.set, loop)  # where a tool that shares the run's loop is awaited
         try:

@@ -11,9 +11,9 @@ import asyncio
 import contextvars
 import threading
 
-#: The events of the task that runs the work and of the tasks it runs inside (a sub-agent's
-#: run in a tool's task), each set once its task is given up on (its time is out, its run was
-#: cancelled): the work stops at its next look instead of working on in the workspace.
+#: The events of the task that runs the work and of what it runs inside (the tasks around a
+#: sub-agent's run, the run `aresume` drives), each set once that is given up on (its time is
+#: out, its run was cancelled): the work stops at its next look instead of working on unseen.
 GIVEN_UP: contextvars.ContextVar[tuple[threading.Event, ...]] = contextvars.ContextVar(
     "phasegraph_given_up", default=()
 )
@@ -22,12 +22,6 @@ GIVEN_UP: contextvars.ContextVar[tuple[threading.Event, ...]] = contextvars.Cont
 #: so that the process ends now rather than when its slowest command would have.
 STOPPING = threading.Event()
 
-#: Set once the caller of a whole run stops waiting for it (`aresume` cancelled): the run's
-#: commands stop, and the run goes no further.
-RUN_STOPPED: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
-    "phasegraph_run_stopped", default=None
-)
-
 #: The event loop of the async run a task belongs to (``ainvoke``, ``astream``, a server's):
 #: an async tool is awaited there, as LangGraph's ToolNode awaits it, not on a loop of its own.
 RUN_LOOP: contextvars.ContextVar[asyncio.AbstractEventLoop | None] = contextvars.ContextVar(
@@ -35,11 +29,13 @@ RUN_LOOP: contextvars.ContextVar[asyncio.AbstractEventLoop | None] = contextvars
 )
 
 
+def stopping_too(event: threading.Event) -> contextvars.Context:
+    """A copy of this context in which work also stops once ``event`` is set (`GIVEN_UP`)."""
+    here = contextvars.copy_context()
+    here.run(GIVEN_UP.set, (*GIVEN_UP.get(), event))
+    return here
+
+
 def stopped_here() -> bool:
-    """Whether work started here is to stop: its task or run given up, or the process."""
-    run = RUN_STOPPED.get()
-    return (
-        STOPPING.is_set()
-        or (run is not None and run.is_set())
-        or any(task.is_set() for task in GIVEN_UP.get())
-    )
+    """Whether work started here is to stop: what it runs inside given up, or the process."""
+    return STOPPING.is_set() or any(given_up.is_set() for given_up in GIVEN_UP.get())
