@@ -183,23 +183,23 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         That is the thread's folder where it has one and they name none (`resumed_settings`; a
         thread copied on a server included), else, on a graph with `thread_workspaces`, a
         folder of the thread's own under it (made here). There, a thread whose folder is gone
-        (a cache cleared, the threads' folder moved) goes on in a folder of its own, which its
-        output then names, rather than stay stranded; and the thread's folder is held to the
-        operator's bounds as a named one is (`within_operator`): a state edited to name another
-        folder is refused.
+        (a cache cleared) goes on in a folder of its own, which its output names, rather than
+        stay stranded; and the thread's folder is held to the operator's bounds as a named one
+        is (`within_operator`): a state edited to name another folder is refused.
         """
         if not self.thread_workspaces:
             return resumed_settings(settings, values, starts)
         recorded = values.get("workspace")
         if isinstance(recorded, str) and recorded and not os.path.isdir(recorded):
             values = {k: v for k, v in values.items() if k != "workspace"}
-        settings = resumed_settings(settings, values, starts)
-        if not settings.workspace:
+        resumed = resumed_settings(settings, values, starts)
+        if not resumed.workspace:
             configurable = (config or {}).get("configurable") or {}
             workspace = thread_workspace(self.thread_workspaces, configurable)
-            return dataclasses.replace(settings, workspace=workspace)
-        within_operator(settings, Context.coerce(None), self.thread_workspaces)
-        return settings
+            return dataclasses.replace(resumed, workspace=workspace)
+        if resumed is not settings:  # the state's folder; the run's own `run_context` checked
+            within_operator(resumed, Context.coerce(None), self.thread_workspaces)
+        return resumed
 
     def _guard_target(self, config: RunnableConfig | None) -> str | None:
         """The thread to lease, or None when there is no thread or no checkpointer."""
