@@ -245,12 +245,17 @@ def test_a_served_run_reads_a_model_file_only_from_the_servers_folder_or_the_ope
             within_operator(Context(model=far), Context(), threads)
 
 
+def served_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A served graph, its threads' folders under ``tmp_path/threads``, run from ``tmp_path``."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PHASEGRAPH_WORKSPACE", raising=False)
+    return graph_for(thread_workspaces=str(tmp_path / "threads"))
+
+
 def test_a_server_thread_resumed_with_a_context_object_stays_in_its_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("PHASEGRAPH_WORKSPACE", raising=False)
-    graph = graph_for(thread_workspaces=str(tmp_path / "threads"))
+    graph = served_in(tmp_path, monkeypatch)
     config = {"configurable": {"thread_id": "srv"}}
     out = graph.invoke({"request": "write out.txt"}, config, context=Context(review="plan"))
     assert out["status"] == "awaiting_review"
@@ -265,9 +270,7 @@ def test_a_server_thread_goes_on_in_the_folder_its_state_records(
 ) -> None:
     # a thread copied on a server (a new id, the same state), or one started in a folder a
     # client named, goes on where its earlier work is, not in an empty folder of its id
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("PHASEGRAPH_WORKSPACE", raising=False)
-    graph = graph_for(thread_workspaces=str(tmp_path / "threads"))
+    graph = served_in(tmp_path, monkeypatch)
     named = tmp_path / "threads" / "shared"
     named.mkdir(parents=True)
     config = {"configurable": {"thread_id": "srv"}}
@@ -281,11 +284,9 @@ def test_a_server_thread_goes_on_in_the_folder_its_state_records(
 def test_a_served_threads_folder_is_held_to_the_operators_bounds_and_made_again_if_gone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("PHASEGRAPH_WORKSPACE", raising=False)
     private = tmp_path / "operator_private"
     private.mkdir()
-    graph = graph_for(thread_workspaces=str(tmp_path / "threads"))
+    graph = served_in(tmp_path, monkeypatch)
     config = {"configurable": {"thread_id": "srv"}}
     graph.invoke({"request": "write out.txt"}, config, context={"review": "plan"})
     # a client that may not name a folder must not reach it by editing the thread's state
@@ -305,10 +306,8 @@ def test_a_served_threads_folder_is_held_to_the_operators_bounds_and_made_again_
 def test_a_served_run_refused_for_its_input_leaves_no_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("PHASEGRAPH_WORKSPACE", raising=False)
     threads = tmp_path / "threads"
-    graph = graph_for(thread_workspaces=str(threads))
+    graph = served_in(tmp_path, monkeypatch)
     for bad in ({"request": " "}, {"request": "x", "checks": "exists:a"}, {"text": "x"}):
         with pytest.raises(ValueError, match="request|checks"):
             graph.invoke(bad, {"configurable": {"thread_id": "refused"}})
