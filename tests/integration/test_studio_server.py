@@ -175,6 +175,11 @@ def test_studio_server_resumes_with_a_command_and_gives_a_run_its_own_folder(
     assert paused["status"] == "awaiting_review"
     state = client.threads.get_state(thread)
     assert state["interrupts"] and state["interrupts"][0]["value"]["kind"] == "plan_review"
+    # the same question where the run's output and the thread (Studio's view of it) show one
+    (asked,) = [{"id": i["id"], "value": i["value"]} for i in state["interrupts"]]
+    assert [{"id": i["id"], "value": i["value"]} for i in paused["__interrupt__"]] == [asked]
+    (shown,) = client.threads.get(thread)["interrupts"].values()
+    assert [{"id": i["id"], "value": i["value"]} for i in shown] == [asked]
     # the server's own message for new input to a paused thread, not "an internal error"
     with pytest.raises(Exception, match="paused for a plan_review"):
         client.runs.wait(thread, assistant, input={"request": "again"}, context=context)

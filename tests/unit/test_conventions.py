@@ -5,6 +5,7 @@ a workspace of its own for a server's run that names none."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import os
 from pathlib import Path
@@ -411,6 +412,41 @@ def test_a_streamed_pause_carries_its_question(tmp_path: Path) -> None:
     assert again.interrupts == graph.get_state(config).interrupts != out.interrupts
 
 
+def test_a_paused_run_shows_its_question_in_its_values_and_checkpoints(tmp_path: Path) -> None:
+    """A server reads runs.wait's output from the values, a thread's interrupts from checkpoints.
+
+    LangGraph streams an ``interrupt()`` in a node that way, and a static breakpoint in neither.
+    """
+    graph = graph_for()
+    context = Context(workspace=str(tmp_path), review="plan")
+    config = {"configurable": {"thread_id": "values-only"}}
+    values = list(graph.stream({"request": "write out.txt"}, config, context=context,
+                               stream_mode="values"))  # fmt: skip
+    asked = graph.get_state(config).interrupts
+    assert values[-1]["__interrupt__"] == asked and asked[0].value["kind"] == "plan_review"
+    assert values[-1]["pending_review"] == values[-2]["pending_review"]  # the same state
+    assert all("__interrupt__" not in v for v in values[:-1])
+    config = {"configurable": {"thread_id": "checkpoints"}}
+    modes = ["values", "debug", "checkpoints"]
+    chunks = list(graph.stream({"request": "write out.txt"}, config, context=context,
+                               stream_mode=modes, subgraphs=True))  # fmt: skip
+    asked = graph.get_state(config).interrupts
+    assert [c for ns, mode, c in chunks if mode == "values"][-1]["__interrupt__"] == asked
+    debug = [
+        c["payload"] for ns, mode, c in chunks if mode == "debug" and c["type"] == "checkpoint"
+    ]
+    last = [c for ns, mode, c in chunks if mode == "checkpoints"][-1]
+    for checkpoint in (debug[-1], last):
+        (task,) = checkpoint["tasks"]
+        assert task["name"] == "human_review"
+        assert task["interrupts"] == (dataclasses.asdict(asked[0]),)  # as LangGraph shows one
+    assert all(not t["interrupts"] for c in debug[:-1] for t in c["tasks"] if "interrupts" in t)
+    # an invoke's output is as before: the state, and the question once
+    out = graph.invoke({"request": "write out.txt"}, {"configurable": {"thread_id": "i"}},
+                       context=context)  # fmt: skip
+    assert [i.value["kind"] for i in out["__interrupt__"]] == ["plan_review"]
+
+
 def test_an_async_streamed_pause_carries_its_question(tmp_path: Path) -> None:
     import asyncio
 
@@ -423,6 +459,15 @@ def test_an_async_streamed_pause_carries_its_question(tmp_path: Path) -> None:
         return [c async for c in chunks]
 
     assert asyncio.run(pause())[-1]["__interrupt__"][0].value["kind"] == "plan_review"
+
+    async def values() -> list[Any]:
+        config = {"configurable": {"thread_id": "avalues"}}
+        context = Context(workspace=str(tmp_path), review="plan")
+        chunks = graph_for().astream({"request": "write out.txt"}, config, context=context,
+                                     stream_mode="values")  # fmt: skip
+        return [c async for c in chunks]
+
+    assert asyncio.run(values())[-1]["__interrupt__"][0].value["kind"] == "plan_review"
 
     async def invoked() -> Any:
         config = {"configurable": {"thread_id": "ainvoked"}}

@@ -78,14 +78,14 @@ def refuse(input: Any, starts: bool, snapshot: StateSnapshot, tid: str) -> None:
         _refuse_new_input(snapshot.values, snapshot.next, tid)
     elif isinstance(input, Command) and not snapshot.values:
         raise ThreadStateError(
-            f"unknown thread {tid!r}: it holds no run to resume; start one with "
-            '{"request": ...}'
+            f'unknown thread {tid!r}: it holds no run to resume; start one with {{"request": ...}}'
         )
     elif isinstance(input, Command) and input.resume is not None and not snapshot.next:
         raise ThreadStateError(
             f"thread {tid!r} has ended (status {snapshot.values.get('status')}): nothing "
             "waits for an answer; start a new request on a new thread id"
         )
+
 
 def _refuse_new_input(values: Mapping[str, Any], next_nodes: Sequence[str], tid: str) -> None:
     if not values:
@@ -140,3 +140,10 @@ def resumed_settings(settings: Context, values: Mapping[str, Any], starts: bool)
             "elsewhere, give the run Context(workspace=...)"
         )
     return dataclasses.replace(settings, workspace=folder)
+
+
+def latest_config(config: RunnableConfig) -> RunnableConfig:
+    """The config of the thread's latest state: a run from an earlier checkpoint ends there."""
+    configurable = dict(config.get("configurable") or {})
+    configurable.pop("checkpoint_id", None)
+    return cast(RunnableConfig, {**config, "configurable": configurable})

@@ -109,14 +109,6 @@ def _human_review(state: State, runtime: Runtime[Context], deps: Deps) -> Any:
     return human_review.human_review(state, runtime=runtime)
 
 
-
-
-
-
-
-
-
-
 def _wired(deps: Deps) -> StateGraph[State, Context, InputState, OutputState]:
     """The eight stages as nodes, with their routers and their ways out (SPEC section 2)."""
     builder = StateGraph(

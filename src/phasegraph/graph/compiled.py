@@ -14,20 +14,21 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import AsyncIterator, Iterator, Mapping
-from typing import Any, cast
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.graph import Graph
 from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER, TASKS
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Send, StateSnapshot
+from langgraph.types import Interrupt, Send, StateSnapshot
 
 from phasegraph.context import Context
 from phasegraph.errors import ConfigurationError
 from phasegraph.graph.admission import (
     check_checks,
     check_input,
+    latest_config,
     refuse,
     resumed_settings,
     with_step_limit,
@@ -39,7 +40,8 @@ from phasegraph.graph.pause import (
     asks_quietly,
     parent_context,
     paused_quietly,
-    values_part,
+    root_values,
+    with_checkpoint_question,
     with_interrupts,
     with_question,
     with_review_question,
@@ -83,9 +85,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         """LangGraph's state, a review's pause showing its question in ``interrupts``."""
         return with_review_question(super().get_state(config, subgraphs=subgraphs))
 
-    async def aget_state(
-        self, config: RunnableConfig, *, subgraphs: bool = False
-    ) -> StateSnapshot:
+    async def aget_state(self, config: RunnableConfig, *, subgraphs: bool = False) -> StateSnapshot:
         """`get_state` for async callers."""
         return with_review_question(await super().aget_state(config, subgraphs=subgraphs))
 
@@ -272,7 +272,8 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             kwargs["context"] = self.settled(kwargs["context"], config, values, starts)
             check_checks(input, kwargs["context"])
             last: Mapping[str, Any] | None = None
-            part: dict[str, Any] | None = None
+            part: Any = None
+            asked: tuple[Interrupt, ...] = ()
             try:
                 # LangGraph's own stream, of the graph this run streams (`_as_run`)
                 run = CompiledStateGraph.stream(self._as_run(config), input, config, **kwargs)
@@ -281,14 +282,17 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
                         lease.check()  # taken over while this run stalled: stop here
                     last = state_values(chunk, kwargs, self.stream_mode) or last
                     if asks_quietly(chunk):
-                        chunk = with_question(chunk, self.get_state(_latest(config)).interrupts)
-                    part = values_part(chunk) or part
+                        asked = self.get_state(latest_config(config)).interrupts
+                        chunk = with_question(chunk, asked)
+                    chunk = with_checkpoint_question(chunk)
+                    part = chunk if root_values(chunk, kwargs, self.stream_mode) else part
                     with handed_out(thread_id or ""):
                         yield chunk
-                if part is not None and paused_quietly(part):
-                    if asked := self.get_state(_latest(config)).interrupts:
-                        with handed_out(thread_id or ""):
-                            yield with_interrupts(part, asked)
+                if paused_quietly(part) and (
+                    asked := asked or self.get_state(latest_config(config)).interrupts
+                ):
+                    with handed_out(thread_id or ""):
+                        yield with_interrupts(part, asked)
             except BaseException:
                 last = None  # the state may have moved past the last values streamed
                 raise
@@ -321,7 +325,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             db = database_of(self.checkpointer) if thread_id else None
             if thread_id and db is not None:
                 if values is None:
-                    values = self.get_state(_latest(config)).values
+                    values = self.get_state(latest_config(config)).values
                 record_thread(db, thread_id, values, context)
 
     async def _aindex_thread(self, config: RunnableConfig, context: Any) -> None:
@@ -330,7 +334,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         with contextlib.suppress(Exception):
             db = await adatabase_of(self.checkpointer) if thread_id else None
             if thread_id and db is not None:
-                snapshot = await self.aget_state(_latest(config))
+                snapshot = await self.aget_state(latest_config(config))
                 await asyncio.to_thread(record_thread, db, thread_id, snapshot.values, context)
 
     async def astream(
@@ -357,23 +361,25 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             kwargs["context"] = await self._asettled(
                 kwargs["context"], config, snapshot.values, input, starts
             )
-            part: dict[str, Any] | None = None
+            part: Any = None
+            asked: tuple[Interrupt, ...] = ()
             try:
                 async for chunk in CompiledStateGraph.astream(graph, input, config, **kwargs):
                     lease.check()
                     if asks_quietly(chunk):
-                        latest = await self.aget_state(_latest(config))
-                        chunk = with_question(chunk, latest.interrupts)
-                    part = values_part(chunk) or part
+                        asked = (await self.aget_state(latest_config(config))).interrupts
+                        chunk = with_question(chunk, asked)
+                    chunk = with_checkpoint_question(chunk)
+                    part = chunk if root_values(chunk, kwargs, self.stream_mode) else part
                     with handed_out(thread_id):
                         yield chunk
-                if part is not None and paused_quietly(part):
-                    if asked := (await self.aget_state(_latest(config))).interrupts:
-                        with handed_out(thread_id):
-                            yield with_interrupts(part, asked)
+                if paused_quietly(part) and (
+                    asked := asked or (await self.aget_state(latest_config(config))).interrupts
+                ):
+                    with handed_out(thread_id):
+                        yield with_interrupts(part, asked)
             finally:
                 await self._aindex_thread(config, kwargs.get("context"))
-
 
     async def _asettled(
         self,
@@ -391,10 +397,3 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             return settled
 
         return await asyncio.to_thread(settle)
-
-
-def _latest(config: RunnableConfig) -> RunnableConfig:
-    """The config of the thread's latest state: a run from an earlier checkpoint ends there."""
-    configurable = dict(config.get("configurable") or {})
-    configurable.pop("checkpoint_id", None)
-    return cast(RunnableConfig, {**config, "configurable": configurable})

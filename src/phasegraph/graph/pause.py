@@ -11,7 +11,8 @@ graph asks in ``human_review`` instead (`PhaseGraph._as_run`) and takes the pare
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langgraph._internal._constants import CONFIG_KEY_RUNTIME
@@ -21,6 +22,20 @@ from phasegraph.context import Context
 from phasegraph.nodes.human_review import QUESTION_ID_PREFIX, review_question
 
 
+def pause_question(
+    values: Any, next_nodes: Sequence[str], config: Mapping[str, Any] | None
+) -> Interrupt | None:
+    """The question of a state paused before ``human_review`` (SPEC section 6); else None.
+
+    Its id names the paused checkpoint (``config``), so every view of one pause shows one id.
+    """
+    pending = values.get("pending_review") if isinstance(values, Mapping) else None
+    if not pending or "human_review" not in next_nodes:
+        return None
+    checkpoint = str(((config or {}).get("configurable") or {}).get("checkpoint_id", ""))
+    return Interrupt(value=review_question(pending), id=f"{QUESTION_ID_PREFIX}{checkpoint}")
+
+
 def with_review_question(snapshot: StateSnapshot) -> StateSnapshot:
     """The snapshot of a run paused before ``human_review``, its question in ``interrupts``.
 
@@ -28,11 +43,11 @@ def with_review_question(snapshot: StateSnapshot) -> StateSnapshot:
     where LangGraph's users look for it (SPEC section 6). Answered with ``Command(resume=...)``
     it reaches the node, which asks for it (`nodes.human_review.answer_of`).
     """
-    pending = snapshot.values.get("pending_review") if isinstance(snapshot.values, dict) else None
-    if snapshot.interrupts or not pending or "human_review" not in snapshot.next:
+    asked = None
+    if not snapshot.interrupts:
+        asked = pause_question(snapshot.values, snapshot.next, snapshot.config)
+    if asked is None:
         return snapshot
-    checkpoint = str((snapshot.config.get("configurable") or {}).get("checkpoint_id", ""))
-    asked = Interrupt(value=review_question(pending), id=f"{QUESTION_ID_PREFIX}{checkpoint}")
     tasks = tuple(
         task._replace(interrupts=(asked,)) if task.name == "human_review" else task
         for task in snapshot.tasks
@@ -67,6 +82,15 @@ def asks_quietly(chunk: Any) -> bool:
     return isinstance(part, dict) and part.keys() == {"__interrupt__"} and not part["__interrupt__"]
 
 
+def _rebuilt(chunk: Any, part: Any) -> Any:
+    """``chunk`` in its stream format (see `_payload`), carrying ``part`` instead."""
+    if isinstance(chunk, tuple):
+        return (*chunk[:-1], part)
+    if isinstance(chunk, dict) and "data" in chunk and "type" in chunk:
+        return {**chunk, "data": part}
+    return part
+
+
 def with_question(chunk: Any, interrupts: tuple[Interrupt, ...]) -> Any:
     """The pause's chunk (see `asks_quietly`) with ``interrupts`` as its ``__interrupt__``.
 
@@ -74,40 +98,89 @@ def with_question(chunk: Any, interrupts: tuple[Interrupt, ...]) -> Any:
     """
     if not asks_quietly(chunk) or not interrupts:
         return chunk
-    asked = {"__interrupt__": interrupts}
-    if isinstance(chunk, tuple):
-        return (*chunk[:-1], asked)
-    if "data" in chunk and "type" in chunk:
-        return {**chunk, "data": asked}
-    return asked
+    return _rebuilt(chunk, {"__interrupt__": interrupts})
 
 
-def values_part(chunk: Any) -> dict[str, Any] | None:
-    """The chunk if it is a ``version="v2"`` values part of the graph's own state, else None."""
-    if isinstance(chunk, dict) and chunk.get("type") == "values" and "interrupts" in chunk:
-        return None if chunk.get("ns") else chunk
-    return None
+def with_checkpoint_question(chunk: Any) -> Any:
+    """A checkpoint's chunk of a run paused before ``human_review``, its question in its task.
 
-
-def paused_quietly(part: Mapping[str, Any]) -> bool:
-    """Whether a v2 values part is a review pause's state and does not carry its question.
-
-    A v2 values stream (which ``invoke(..., version="v2")`` reads its ``interrupts`` from) ends
-    at the review's breakpoint with that state, and LangGraph puts no interrupt in it: the
-    stream then adds the part again with the question (`with_interrupts`).
+    LangGraph's ``debug`` and ``checkpoints`` streams describe each checkpoint with its next
+    tasks and their interrupts, which a static breakpoint leaves empty; a LangGraph server reads
+    a thread's ``interrupts`` (what Studio shows of a paused thread) from them. Any stream
+    format (see `_payload`); every other chunk is returned as it is.
     """
-    data = part["data"]
+    part = _payload(chunk)
+    if not isinstance(part, dict):
+        return chunk
+    checkpoint = part.get("payload") if part.get("type") == "checkpoint" else part
+    if not isinstance(checkpoint, dict) or not _CHECKPOINT_KEYS <= checkpoint.keys():
+        return chunk
+    tasks = checkpoint["tasks"]
+    asked = None
+    if not any(isinstance(t, Mapping) and t.get("interrupts") for t in tasks):
+        asked = pause_question(checkpoint["values"], checkpoint["next"], checkpoint["config"])
+    if asked is None:
+        return chunk
+    shown = (dataclasses.asdict(asked),)
+    patched = {
+        **checkpoint,
+        "tasks": [
+            {**t, "interrupts": shown} if t.get("name") == "human_review" else t for t in tasks
+        ],
+    }
+    return _rebuilt(chunk, patched if checkpoint is part else {**part, "payload": patched})
+
+
+_CHECKPOINT_KEYS = frozenset({"config", "values", "next", "tasks"})
+
+
+def root_values(chunk: Any, options: Mapping[str, Any], default_mode: Any) -> bool:
+    """Whether ``chunk`` is a ``values`` chunk of the graph's own state, in any stream format.
+
+    ``options`` are the stream's (``stream_mode``, ``subgraphs``, ``version``); ``default_mode``
+    is the graph's stream mode.
+    """
+    if options.get("version", "v1") == "v2":
+        return _values_part(chunk) and not chunk.get("ns")
+    mode = options.get("stream_mode") or default_mode
+    subgraphs = bool(options.get("subgraphs"))
+    if isinstance(mode, str):
+        return mode == "values" and (not subgraphs or isinstance(chunk, tuple) and not chunk[0])
     return (
-        not part["interrupts"]
-        and isinstance(data, Mapping)
-        and bool(data.get("pending_review"))
-        and data.get("status") == "awaiting_review"
+        "values" in mode
+        and isinstance(chunk, tuple)
+        and chunk[-2] == "values"
+        and (not subgraphs or not chunk[0])
     )
 
 
-def with_interrupts(part: Mapping[str, Any], interrupts: tuple[Interrupt, ...]) -> dict[str, Any]:
-    """A v2 values part with ``interrupts`` in its typed field."""
-    return {**part, "interrupts": interrupts}
+def _values_part(chunk: Any) -> bool:
+    """Whether ``chunk`` is a ``version="v2"`` values part, whose interrupts have a field."""
+    return isinstance(chunk, dict) and chunk.get("type") == "values" and "interrupts" in chunk
+
+
+def paused_quietly(chunk: Any) -> bool:
+    """Whether a values chunk (see `root_values`) is a review pause's state, with no question.
+
+    A values stream ends at the review's breakpoint with that state, and LangGraph puts no
+    interrupt in it (it does for an ``interrupt()`` in a node): ``invoke(..., version="v2")``
+    reads its ``interrupts`` from it, and a LangGraph server's ``runs.wait`` its output. The
+    stream then adds the chunk again with the question (`with_interrupts`).
+    """
+    data = _payload(chunk)
+    if not isinstance(data, Mapping):
+        return False
+    asked = chunk["interrupts"] if _values_part(chunk) else data.get("__interrupt__")
+    return (
+        not asked and bool(data.get("pending_review")) and data.get("status") == "awaiting_review"
+    )
+
+
+def with_interrupts(chunk: Any, interrupts: tuple[Interrupt, ...]) -> Any:
+    """A values chunk with ``interrupts``: a v2 part's typed field, or v1's ``__interrupt__``."""
+    if _values_part(chunk):
+        return {**chunk, "interrupts": interrupts}
+    return _rebuilt(chunk, {**_payload(chunk), "__interrupt__": interrupts})
 
 
 def parent_context(configurable: Mapping[str, Any]) -> Context | None:
