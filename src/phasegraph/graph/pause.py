@@ -2,9 +2,10 @@
 
 The graph pauses before ``human_review`` (a static breakpoint), which LangGraph reports with no
 question: ``interrupts`` empty, an empty ``__interrupt__`` in a stream (and so none in invoke's
-output, which LangGraph reads from the stream), and a ``version="v2"`` values stream whose
-last state carries no interrupt. These put the pending review's question there, so that
-``Command(resume=answer)`` answers what the person sees. Run as a node of another graph, the
+output, which LangGraph reads from the stream), a values stream whose last state carries no
+interrupt, and a paused checkpoint (``debug``, ``checkpoints`` streams: a LangGraph server's
+thread ``interrupts``) whose task has none. These put the pending review's question there, so
+that ``Command(resume=answer)`` answers what the person sees. Run as a node of another graph, the
 graph asks in ``human_review`` instead (`PhaseGraph._as_run`) and takes the parent run's
 `Context` (`parent_context`).
 """
