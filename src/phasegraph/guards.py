@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from phasegraph import prompts
+from phasegraph.errors import ConfigurationError
 from phasegraph.state.facts import RoundFacts
 
 Guard = Callable[[RoundFacts], str | None]
@@ -60,7 +61,11 @@ def checks_fail(facts: RoundFacts) -> str | None:
 
 
 def writes_never_ran(facts: RoundFacts) -> str | None:
-    """The round planned writes (tools that declare ``writes``), none ran, and no file changed."""
+    """The round planned writes (tools of the ``@writes`` kind), none ran, no file changed.
+
+    Those are tools that declare a file they write, or that they change things without
+    running programs (`facts.tools.tool_kinds`): a key-value store's put counts.
+    """
     writes = facts["writes"]
     if writes and not facts["changed_files"] and not any(w.endswith(" ok") for w in writes):
         return f"no file changed: the writes planned ({', '.join(writes)}) did not run"
@@ -146,6 +151,26 @@ WORKSPACE_GUARDS: tuple[Guard, ...] = (
     bare_name_for_path,
     named_command_unrun,
 )
+
+
+def checked_guards(guards: Sequence[Guard]) -> tuple[Guard, ...]:
+    """``guards`` as a graph keeps them; `ConfigurationError` for one that is not a function.
+
+    Refused when the graph is built, not when a judge first asks the guard, after the run's
+    tools have already run.
+    """
+    if isinstance(guards, str) or not isinstance(guards, Sequence):
+        raise ConfigurationError(
+            f"guards takes a list of functions; got {type(guards).__name__}: give "
+            "[phasegraph.guards.checks_fail, ...] (or add to default_guards(...))"
+        )
+    for guard in guards:
+        if not callable(guard):
+            raise ConfigurationError(
+                f"guards are functions of the round's facts, returning a reason or None; got "
+                f"{guard!r}: give the function itself (phasegraph.guards.checks_fail, say)"
+            )
+    return tuple(guards)
 
 
 def default_guards(workspace: bool) -> tuple[Guard, ...]:

@@ -108,7 +108,7 @@ def test_a_run_without_a_deliverable_file_rests_on_its_checks_or_the_judge(
     plan = round_plan(("p", "ping", {"host": "db"}))
     out = invoke(tmp_path, "see whether db answers", [], plan=plan, tools=[ping])
     assert out["evidence"] == {"verified": False, "files": []}
-    assert "no check reads a result: the judge's word" in out["final_summary"]
+    assert "no check reads a result of the work: the judge's word" in out["final_summary"]
 
 
 def test_a_command_check_reads_a_file_in_part_at_most(tmp_path: Path) -> None:

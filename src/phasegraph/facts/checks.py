@@ -11,7 +11,7 @@ from typing import Any
 
 from phasegraph import prompts
 from phasegraph.context import Context
-from phasegraph.state import CheckRecord, PhaseOutcome, State
+from phasegraph.state import CheckRecord, PhaseOutcome, RoundRecord, State
 from phasegraph.tools.checks import HAS_TEXT, absent, evaluate, failing
 from phasegraph.tools.workspace import Workspace
 
@@ -218,6 +218,7 @@ ENDED_SHORT = {
     "replan_cap": "the replans allowed were used up",
     "consecutive_failures": "its tasks failed in a row",
     "no_plan": "no usable round plan came",
+    "replan_done": "a replan called the work done before it completed",
 }
 
 
@@ -225,15 +226,26 @@ def shortfalls(
     outcomes: Iterable[PhaseOutcome],
     checks: Iterable[CheckRecord],
     last: Mapping[str, Mapping[str, Any]] | None = None,
+    rounds: Iterable[RoundRecord] = (),
 ) -> list[str]:
     """What kept the run from ``completed``: each phase that ended short, each failing check.
 
     A phase a replan replaced is not counted: the phases that replaced it carry its work. A
     phase whose last judgement (in ``last``, by phase id) code overruled is not given its
     judge's rate as where it got to: the line says the judge's claim was overruled, and why.
+    A phase that completed though none of its tasks (in ``rounds``) succeeded is counted, as a
+    failing check is, whatever guards the graph has (SPEC section 1: such a phase cannot
+    complete).
     """
+    succeeded: dict[str, int] = {}
+    for record in rounds:
+        ok = sum(1 for r in record["results"] if r["status"] == "ok")
+        succeeded[record["phase_id"]] = succeeded.get(record["phase_id"], 0) + ok
     found = []
     for o in outcomes:
+        if o["completed"] and succeeded.get(o["phase_id"], 1) == 0:
+            found.append(f"phase {o['name']} ({o['phase_id']}) completed, but {NONE_SUCCEEDED}")
+            continue
         if o["completed"] or o["ended_by"] == "replanned":
             continue
         overruled = ((last or {}).get(o["phase_id"]) or {}).get("overridden")
@@ -243,3 +255,7 @@ def shortfalls(
         found.append(f"phase {o['name']} ({o['phase_id']}) ended short: {why}, {where}")
     found += [f"check {c['label']} fails: {c['detail']}" for c in checks if c["passed"] is not True]
     return found
+
+
+#: Why a phase that completed with no task succeeded is a shortfall (`shortfalls`).
+NONE_SUCCEEDED = "none of its tasks succeeded: its judge's word alone says it is done"

@@ -128,16 +128,15 @@ def _names(check: CheckRecord, rel: str, space: Workspace) -> bool:
     return workspace_path(space, check.get("path")) == rel
 
 
-def deliverable_evidence(
-    state: State, tools: Mapping[str, BaseTool], space: Workspace
-) -> Evidence:
+def deliverable_evidence(state: State, tools: Mapping[str, BaseTool], space: Workspace) -> Evidence:
     """Each deliverable with what vouches for it, and whether checks of code vouch for all.
 
     ``verified`` is true only when the run was analysed (and knows which files the request
     names: a thread from before that was recorded does not), every check passes, every
     deliverable is there and a passing check pins its whole content (`vouching`), no write the run
     made lies outside the workspace; for a run without a deliverable file, when a passing
-    command check reads some output (``expect``). Anything else rests on the judge's word,
+    command check reads some output (``expect``) it did not already read before the work
+    (``held_before``: it shows nothing of the work). Anything else rests on the judge's word,
     and says so.
     """
     checks = list(state.get("checks") or [])
@@ -151,7 +150,9 @@ def deliverable_evidence(
     if files:
         verified = all(f["vouched_by"] == "checks" and f["exists"] for f in files)
     else:
-        verified = any(c["kind"] == "command" and reads_content(c) for c in checks)
+        verified = any(
+            c["kind"] == "command" and reads_content(c) and not c.get("held_before") for c in checks
+        )
     return {"verified": sound and verified, "files": files}
 
 
@@ -168,7 +169,9 @@ def evidence_parts(evidence: Mapping[str, Any]) -> list[str]:
         return parts
     if evidence.get("verified"):
         return ["no deliverable file; every check passes, one reading the output of a command"]
-    return ["no deliverable file is known and no check reads a result: the judge's word"]
+    return [
+        "no deliverable file is known and no check reads a result of the work: the judge's word"
+    ]
 
 
 def evidence_line(evidence: Mapping[str, Any]) -> str:

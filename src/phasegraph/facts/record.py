@@ -24,7 +24,7 @@ from phasegraph.facts.tools import (
     paths_read,
     programs_run,
     programs_written_after,
-    writes_files,
+    tool_kinds,
 )
 from phasegraph.state import CheckRecord, State, TaskResult
 from phasegraph.state.facts import RoundFacts
@@ -63,6 +63,7 @@ def round_facts(
     named = commands_named(state["request"], context.allowed_commands) if runners else []
     ran = programs_run(so_far, tools)
     fed = programs_written_after(by_round, tools, set(to_write), context) if to_write else ran
+    writers = tool_kinds(tools)["writes"]
     facts: RoundFacts = {
         "phase_id": phase["id"],
         "round": state.get("phase_round", 0),
@@ -70,9 +71,7 @@ def round_facts(
         "tasks": len(results),
         "succeeded": sum(1 for r in results if r["status"] == "ok"),
         "phase_succeeded": sum(1 for r in [*window, *results] if r["status"] == "ok"),
-        "writes": [
-            f"{r['task_id']} {r['status']}" for r in results if writes_files(tools.get(r["tool"]))
-        ],
+        "writes": [f"{r['task_id']} {r['status']}" for r in results if r["tool"] in writers],
         "changed_files": changed,
         "written_files": done,
         "failing_checks": [f"{c['id']}: {in_words(c)} ({c['detail']})" for c in failing],

@@ -1,7 +1,8 @@
 """What tools declare of themselves, and what the run's results show through it.
 
 Facts read a tool's ``metadata``, never its name: ``read_only`` (it changes nothing),
-``writes`` (the argument naming the file it writes), ``runs`` (the argument holding the argv it
+``reads`` (the argument naming the file it reads, ``path`` unless said), ``writes`` (the
+argument naming the file it writes), ``runs`` (the argument holding the argv it
 runs), ``idempotent``, ``lists`` (it lists the workspace), ``workspace`` (it works on the run's
 workspace: the built-in tools).
 """
@@ -9,6 +10,7 @@ workspace: the built-in tools).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence, Set
+from typing import Any
 
 from langchain_core.tools import BaseTool
 
@@ -61,8 +63,34 @@ def written_argument(tool: BaseTool | None) -> str | None:
 
 
 def read_only(tools: Mapping[str, BaseTool]) -> set[str]:
-    """Tools that declare they change nothing (``metadata={"read_only": True}``)."""
-    return {name for name, tool in tools.items() if (tool.metadata or {}).get("read_only")}
+    """Tools that declare they change nothing (``metadata={"read_only": True}``).
+
+    A tool that also declares a file it writes or a program it runs is not one: what it says it
+    changes outweighs the claim that it changes nothing.
+    """
+    return {
+        name
+        for name, tool in tools.items()
+        if declares(tool, "read_only") and not (writes_files(tool) or runs_programs(tool))
+    }
+
+
+def read_argument(tool: BaseTool | None) -> str | None:
+    """The argument naming the file a read-only tool reads: as it declares it, else ``path``.
+
+    ``metadata={"read_only": True, "reads": "filename"}``; None for a tool that is not
+    read-only (`read_only`).
+    """
+    if tool is None or not read_only({tool.name: tool}):
+        return None
+    declared = declares(tool, "reads")
+    return declared if isinstance(declared, str) and declared else "path"
+
+
+def read_path(call: Mapping[str, Any], tools: Mapping[str, BaseTool]) -> object:
+    """The file a planned task or a result of a read-only tool reads, as the model gave it."""
+    argument = read_argument(tools.get(str(call.get("tool"))))
+    return (call.get("arguments") or {}).get(argument) if argument else None
 
 
 def runs_argument(tool: BaseTool | None) -> str | None:
@@ -109,9 +137,7 @@ def tool_kinds(tools: Mapping[str, BaseTool]) -> dict[str, set[str]]:
 def paths_read(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) -> list[object]:
     """The paths the ok calls of read-only tools named, as the model gave them."""
     reading = read_only(tools)
-    return [
-        r["arguments"].get("path") for r in results if r["tool"] in reading and r["status"] == "ok"
-    ]
+    return [read_path(r, tools) for r in results if r["tool"] in reading and r["status"] == "ok"]
 
 
 def changed_files(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) -> list[str]:

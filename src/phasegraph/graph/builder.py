@@ -30,7 +30,7 @@ from phasegraph.graph.compiled import PhaseGraph
 from phasegraph.graph.errors import on_node_error
 from phasegraph.graph.folder import in_thread_folder, recording_folder
 from phasegraph.graph.updates import changes_only
-from phasegraph.guards import Guard
+from phasegraph.guards import Guard, checked_guards
 from phasegraph.nodes import (
     analyse,
     execute,
@@ -189,7 +189,7 @@ def build_graph(
         model=model,
         toolbox=Toolbox(tools, builtin=builtin_tools),
         checkpointer=checkpointer,
-        guards=None if guards is None else tuple(guards),
+        guards=None if guards is None else checked_guards(guards),
     )
     builder = _wired(deps)
     compiled = builder.compile(

@@ -17,7 +17,13 @@ from langchain_core.tools import BaseTool
 
 from phasegraph.context import Context
 from phasegraph.facts.files import fully_shown_files
-from phasegraph.facts.tools import changed_files, read_only, writes_files, written_argument
+from phasegraph.facts.tools import (
+    changed_files,
+    read_only,
+    read_path,
+    writes_files,
+    written_argument,
+)
 from phasegraph.state import State, TaskResult
 from phasegraph.tools.base import is_idempotent, truncate
 from phasegraph.tools.workspace import Workspace, WorkspaceError, workspace_path
@@ -66,11 +72,7 @@ def reads_of_nothing(
     read, which would otherwise never let the write run. Why: docs/traces.md.
     """
     reading = read_only(tools)
-    return {
-        t["id"]
-        for t in tasks
-        if t["tool"] in reading and _absent(space, (t.get("arguments") or {}).get("path"))
-    }
+    return {t["id"] for t in tasks if t["tool"] in reading and _absent(space, read_path(t, tools))}
 
 
 def _absent(space: Workspace, path: object) -> bool:
@@ -96,7 +98,7 @@ def made_by(
 ) -> bool:
     """Whether ``failed`` is a read of a file that is not there, and ``task`` writes that file."""
     written = written_argument(tools.get(task["tool"]))
-    path = failed["arguments"].get("path")
+    path = read_path(failed, tools)
     return (
         written is not None
         and failed["status"] == "failed"
@@ -126,7 +128,7 @@ def unseen_overwrites(
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     reading = read_only(tools)
     read = [r for r in seen if r["tool"] in reading and r["status"] == "ok"]
-    known = {rel for r in read if (rel := workspace_path(space, r["arguments"].get("path")))}
+    known = {rel for r in read if (rel := workspace_path(space, read_path(r, tools)))}
     shown = [*changed_files(seen, tools), *fully_shown_files(state["request"], context, tools)]
     known |= {rel for name in shown if (rel := workspace_path(space, name))}
     unseen: dict[str, str] = {}

@@ -67,6 +67,17 @@ def interrupted_outcome(state: State) -> PhaseOutcome | None:
     }
 
 
+def said_done(status: str) -> dict[str, Any]:
+    """How the phase a replan interrupted ended, when the replan called the work done.
+
+    Nothing replaced that phase, and it had not completed (its judge did not say so, or code
+    held its claim: a replanner's "done" is not a way past the guards): it ended short, which
+    keeps the run from ``completed`` (`facts.checks.shortfalls`). A replan with new phases
+    leaves the outcome as `interrupted_outcome` made it: the new phases carry its work.
+    """
+    return {"ended_by": "replan_done"} if status == "done" else {}
+
+
 def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     """Ask `replanner` to replace the phases from the current one on, or to finish."""
     if budget_spent(state):  # routers check first; this keeps the node safe on its own
@@ -116,7 +127,7 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
         }
     update |= {"replan_reason": None, "review_feedback": None, "phase_index": len(kept)}
     if interrupted:
-        update["phase_outcomes"] = [interrupted]
+        update["phase_outcomes"] = [interrupted | said_done(call.value.status)]
     if call.value.status == "done":
         emit(runtime, "replanned", status="done")
         return update | {"final_response": call.value.response, "stop_reason": "done"}

@@ -302,7 +302,8 @@ def summarize(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, 
         update["workspace"] = context_of(runtime).root
     try:
         checks = final_checks(state, context_of(runtime))
-        short = shortfalls(state.get("phase_outcomes", []), checks, last_judgements(state))
+        outcomes, rounds = state.get("phase_outcomes", []), state.get("rounds") or []
+        short = shortfalls(outcomes, checks, last_judgements(state), rounds)
         short = [*unfinished_work(state, reason), *short]
         update |= {"checks": checks, "shortfalls": short}
     except Exception as exc:  # checks that cannot be read leave the status to the stop reason

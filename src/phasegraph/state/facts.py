@@ -27,7 +27,7 @@ class RoundFacts(TypedDict):
     phase_succeeded: int
     """Tasks of the phase (since it started or was last replanned) that succeeded."""
     writes: list[str]
-    """The round's calls of tools that declare they write a file, each as "id status"."""
+    """The round's calls of tools of the ``@writes`` kind (`tool_kinds`), each as "id status"."""
     changed_files: list[str]
     """Files the phase's tools wrote."""
     written_files: list[str]

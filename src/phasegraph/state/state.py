@@ -164,7 +164,7 @@ class PhaseOutcome(TypedDict):
     completed: bool
     """Whether the judge declared the goal met."""
     ended_by: str
-    """completed, end_phase, round_limit, replan_cap, consecutive_failures or replanned."""
+    """completed; replanned (new phases replaced it); else why it ended short (ENDED_SHORT)."""
     completion_rate: float
     """Last phase_completion_rate the judge gave."""
     rounds: int

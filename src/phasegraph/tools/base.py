@@ -56,7 +56,15 @@ def per_tool(kind: str, tool: BaseTool, make: Callable[[BaseTool], T]) -> T:
 
 
 def tool_index(tools: Iterable[BaseTool]) -> dict[str, BaseTool]:
-    """Tools by name; two tools with one name are a configuration error."""
+    """Tools by name; two tools with one name are a configuration error, as is one tool alone.
+
+    A tool is itself iterable (a pydantic model's fields), so one given where a list is asked
+    would otherwise be read as its fields.
+    """
+    if isinstance(tools, BaseTool):
+        raise ConfigurationError(
+            f"tools takes a list of tools; got the tool {tools.name!r} alone: give [{tools.name}]"
+        )
     index: dict[str, BaseTool] = {}
     for tool in tools:
         if not isinstance(tool, BaseTool):
@@ -132,7 +140,9 @@ def run_tool(
         output = _invoke(tool, call, config)
     except GraphBubbleUp:
         return False, NO_PAUSE_IN_TOOLS
-    except (Exception, SystemExit) as exc:  # sys.exit() in a tool ends the call, not the run
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # sys.exit(), a CancelledError of its own: the call failed
         return False, truncate(redact(f"{type(exc).__name__}: {exc}"), max_chars)
     if isinstance(output, Command) or (
         isinstance(output, list) and any(isinstance(item, Command) for item in output)
