@@ -132,10 +132,21 @@ def test_a_wrong_answer_changes_nothing(ws: Path) -> None:
     not_json.write_text("{")
     assert cli("resume", "w", "--edit", str(not_json), cwd=ws).returncode == 2
 
+    blank = cli("resume", "w", "--reject", "   ", cwd=ws)  # says nothing, as "" does
+    assert blank.returncode == 2 and "reject.reason" in blank.stderr
+    assert cli("resume", "w", "--modify", " \t", cwd=ws).returncode == 2
+
     assert checkpoints(ws, "w") == before
     assert cli("show", "w", "--json", cwd=ws).stdout == state_before
+    # shown later, the paused thread says how to answer it
+    assert "phasegraph resume w --approve" in cli("show", "w", cwd=ws).stdout
+    # a new run named onto it is refused with a command that answers it, as printed
+    taken = cli("run", "other", "--thread", "w", "--model", MODEL, cwd=ws)
+    assert taken.returncode == 2 and "a plan_review" in taken.stderr
+    command = taken.stderr.split("use `")[1].split("`")[0]
+    assert command.startswith("phasegraph resume w --approve")
     # and the thread still takes the right answer
-    assert cli("resume", "w", "--approve", cwd=ws).returncode == 0
+    assert cli(*shlex.split(command)[1:], cwd=ws).returncode == 0
 
 
 @pytest.mark.parametrize(
@@ -145,6 +156,7 @@ def test_a_wrong_answer_changes_nothing(ws: Path) -> None:
         (("show", "nope"), "error: unknown thread 'nope'"),
         (("report", "nope"), "error: unknown thread 'nope'"),
         (("run", "   "), "error: the request is empty"),
+        (("run", "go", "--thread=-x"), "error: a thread id must not be blank or start with '-'"),
         (("run", "go", "--max-steps", "0"), "max_steps"),
         (("run", "go", "--workspace", "/nonexistent/dir"), "is not a folder"),
         (("run", "go", "--model", "gpt-x"), "needs an API key"),
@@ -271,7 +283,9 @@ def test_threads_in_postgresql_with_the_password_never_shown(ws: Path, postgres_
     # a password given as a query parameter is left out of what is printed too
     in_query = f"{shown_url}?password={password}"
     missing = cli("resume", "nope", "--approve", "--db", in_query, cwd=ws)
-    assert missing.returncode == 2 and f"unknown thread 'nope' in {shown_url}\n" in missing.stderr
+    hint = "; `phasegraph threads` lists them\n"
+    assert missing.returncode == 2
+    assert f"unknown thread 'nope' in {shown_url}{hint}" in missing.stderr
     # a URL libpq cannot read is one line too, and its short password is masked
     malformed = cli("threads", "--db", "postgresql://u:pw%zz@127.0.0.1:1/db", cwd=ws)
     assert malformed.returncode == 2 and "pw%zz" not in malformed.stderr

@@ -97,6 +97,20 @@ def test_progress_events_in_order(tools) -> None:
     ]
 
 
+def test_a_judges_question_is_announced_after_its_judgement(tools) -> None:
+    asks = judgement("ask_user", completed=False, rate=0.2, question="Which folder?")
+    script = make_script(phase_planner=[phases("p1", rounds=2)], judge_tasks=[asks])
+    graph = build_graph(
+        model=ScriptedChatModel(script=script), tools=tools, checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": "asks"}}
+    final_state(graph, {"request": "go"}, config, context=Context(review="plan"))
+    events: list[str] = []
+    resume(graph, config, {"action": "approve"}, context=Context(review="plan"),
+           on_progress=lambda event: events.append(named(event)))  # fmt: skip
+    assert events[-3:] == ["stage_started:judge", "judged", "awaiting_review"]
+
+
 def test_round_planned_event_carries_the_task_count(tools) -> None:
     script = make_script(
         phase_planner=[phases("p1")],

@@ -156,6 +156,8 @@ def test_replan_review_edit(tools) -> None:
         {"action": "answer", "answer": "x"},  # another review kind's action
         {"action": "allow"},
         {"action": "reject"},  # missing reason
+        {"action": "reject", "reason": " \n "},  # blanks say no more than nothing
+        {"action": "modify", "feedback": "   "},
         {"action": "edit", "phases": []},  # empty phase list
         {"action": "edit", "phases": [{"id": "x"}]},  # phase that does not validate
         {"action": "edit", "phases": [phase("a"), phase("a")]},  # duplicate ids

@@ -287,3 +287,19 @@ def test_a_phase_that_ran_but_did_not_end_is_not_reported_as_not_run(
     assert build_report("multi", paused, history)["phases"][-1]["ended_by"] == (
         "in progress"
     )
+
+
+def test_a_thread_stopped_before_its_analysis_is_running_in_every_view() -> None:
+    """Killed before its run set a status: the list, the report and show all say running."""
+    from phasegraph.storage.database import sqlite_database
+    from phasegraph.storage.thread_index import index_for
+
+    values: dict[str, Any] = {"request": "go", "status": None, "step_count": 0}
+    assert "**Status:** running" in show_text("k", values)
+    report = build_report("k", values, None)
+    assert report["status"] == "running"
+    assert "**Status:** running" in render("k", values, "md")
+    index = index_for(sqlite_database(":memory:"))
+    index.record("k", values)
+    (row,) = index.rows()
+    assert row.status == "running"

@@ -83,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
         "review pauses, and a written summary.",
         epilog="exit codes: 0 completed (every phase completed, every check passed); 4 ended "
         "otherwise (incomplete, budget_exhausted, rejected, failed: the summary says why); "
-        "3 paused for a review; 2 bad usage or input; 1 internal error",
+        "3 paused for a review; 2 bad usage or input; 1 internal error; 130 interrupted "
+        "(Ctrl-C); 141 the reader of the output stopped early (| head)",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

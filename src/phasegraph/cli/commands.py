@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import time
 import uuid
@@ -16,7 +17,13 @@ from typing import Any
 
 from rich.console import Console
 
-from phasegraph.cli.render import print_markdown, progress_printer, review_prompt, show_text
+from phasegraph.cli.render import (
+    ANSWER_FLAGS,
+    print_markdown,
+    progress_printer,
+    review_prompt,
+    show_text,
+)
 from phasegraph.cli.session import (
     EXIT_DONE,
     EXIT_ERROR,
@@ -34,6 +41,7 @@ from phasegraph.models import describe_model, embedded_choice, model_from_contex
 from phasegraph.report import build_report, render, statistics
 from phasegraph.report.history import run_history
 from phasegraph.review import can_resume, resume
+from phasegraph.state.reading import shown_status
 from phasegraph.storage.thread_index import ThreadRow
 from phasegraph.tools.checks import validate_checks
 
@@ -85,6 +93,9 @@ def cmd_run(session: Session, out: Console) -> int:
     if not args.request.strip():
         raise UsageError("the request is empty")
     thread_id = args.thread or new_thread_id("t")
+    if thread_id.startswith("-") or not thread_id.strip():
+        # the commands printed for it would read it as an option
+        raise UsageError(f"a thread id must not be blank or start with '-': {thread_id!r}")
     context = session.context()
     try:  # a check that cannot be used is bad input: refused before the model or a thread
         validate_checks(args.check, context)
@@ -94,19 +105,32 @@ def cmd_run(session: Session, out: Console) -> int:
     with session.graph() as graph:
         existing = graph.get_state(thread_config(thread_id)).values
         if existing:
-            status = existing.get("status")
-            if not can_resume(graph, thread_config(thread_id)):
-                raise UsageError(
-                    f"thread {thread_id!r} already exists and has ended (status {status}); "
-                    "start the request on another --thread"
-                )
-            raise UsageError(
-                f"thread {thread_id!r} already exists (status {status}); "
-                f"use `phasegraph resume {thread_id}{session.location_flags()}` or another --thread"
-            )
+            raise UsageError(_taken(graph, thread_id, existing, session.location_flags()))
         session.err.print(f"thread {thread_id}", markup=False, highlight=False)
         values = run_request(session, graph, thread_id, args.request, context, args.check)
     return _finish(session, thread_id, values, out)
+
+
+def _taken(graph: PhaseGraph, thread_id: str, values: Mapping[str, Any], where: str) -> str:
+    """Why a new run cannot start on a thread that exists, and the command that goes on with it.
+
+    A paused thread is answered (its first answer shown, as `review_prompt` lists them all);
+    one stopped by an error or a crash is resumed as it is; one that ended is done with.
+    """
+    status = shown_status(values)
+    if not can_resume(graph, thread_config(thread_id)):
+        return (
+            f"thread {thread_id!r} already exists and has ended (status {status}); start the "
+            "request on another --thread"
+        )
+    pending = values.get("pending_review") or {}
+    answer = ""
+    if pending:
+        flags = ANSWER_FLAGS.get(str(pending.get("kind")), ["--approve"])
+        answer = f" {flags[0]}"
+        status += f", a {pending.get('kind')}: `phasegraph show {shlex.quote(thread_id)}` asks it"
+    command = f"phasegraph resume {shlex.quote(thread_id)}{answer}{where}"
+    return f"thread {thread_id!r} already exists ({status}); use `{command}` or another --thread"
 
 
 def new_thread_id(prefix: str) -> str:
@@ -271,6 +295,8 @@ def cmd_show(session: Session, out: Console) -> int:
             print_markdown(out, redact("## Summary\n\n" + values["final_summary"]))
     else:
         print_markdown(out, show_text(thread_id, values))
+    if (pending := values.get("pending_review")) and not session.args.json:
+        out.print(review_prompt(thread_id, pending, session.location_flags()), markup=False)
     return EXIT_DONE
 
 

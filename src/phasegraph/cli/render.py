@@ -18,6 +18,7 @@ from rich.markdown import Markdown
 from rich.text import Text
 
 from phasegraph.errors import redact
+from phasegraph.state.reading import shown_status
 
 
 def describe_event(event: Mapping[str, Any]) -> str:
@@ -163,7 +164,7 @@ def print_markdown(out: Console, text: str) -> None:
 
 def show_text(thread_id: str, values: Mapping[str, Any]) -> str:
     """A thread in detail, as Markdown."""
-    lines = [f"# Thread {thread_id}", f"**Status:** {values.get('status')}"]
+    lines = [f"# Thread {thread_id}", f"**Status:** {shown_status(values)}"]
     lines.append(f"**Request:** {values.get('request')}")
     structured = values.get("structured_request")
     if structured:

@@ -145,7 +145,9 @@ class Session:
         """A thread's state values; `UsageError` for an unknown thread."""
         values = dict(checked_state(graph, thread_config(thread_id)).values)
         if not values:
-            raise UsageError(f"unknown thread {thread_id!r} in {self.where}")
+            raise UsageError(
+                f"unknown thread {thread_id!r} in {self.where}; `phasegraph threads` lists them"
+            )
         return values
 
 

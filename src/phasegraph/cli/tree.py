@@ -26,7 +26,7 @@ def run_tree(report: Mapping[str, Any], request: str = "") -> Tree:
     """The report's timeline (`phasegraph.report.build_report`) as a rich `Tree`."""
     stats = report["statistics"]
     budget = f"/{stats['max_steps']}" if stats["max_steps"] else ""
-    status = report["status"] or "running"
+    status = report["status"]
     root = Text.assemble(
         (f"Thread {report['thread_id']}", "bold"),
         "  ",

@@ -84,7 +84,7 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     }
     update |= {"checks": checks, "facts": facts}
     spent = state.get("step_count", 0) + call.attempts >= limits_of(state)["max_steps"]
-    _ask_or_replan(judgement, update, spent, state, runtime)
+    _ask_or_replan(judgement, update, spent, state)
     return _close_round(state, judgement, results, update, spent, runtime)
 
 
@@ -170,7 +170,6 @@ def _ask_or_replan(
     update: dict[str, Any],
     spent: bool,
     state: State,
-    runtime: Runtime[Context],
 ) -> None:
     """A judge's question pauses for the person if one answers; else it is a replan's reason."""
     asks = judgement["next_action"] == "ask_user"
@@ -180,8 +179,7 @@ def _ask_or_replan(
             "stage": "judge",
             "questions": [judgement["question"]],
         }
-        update["status"] = "awaiting_review"
-        emit(runtime, "awaiting_review", kind="clarification")
+        update["status"] = "awaiting_review"  # said once the judgement is (`_close_round`)
     elif asks:
         judgement["next_action"] = "replan"
         update["replan_reason"] = f"the judge would have asked: {judgement['question']}"
@@ -228,6 +226,8 @@ def _close_round(
         completion_rate=judgement["phase_completion_rate"],
         next_action=judgement["next_action"],
     )
+    if update.get("pending_review"):
+        emit(runtime, "awaiting_review", kind="clarification")
     if ended_by:
         update |= close_phase(
             state,

@@ -204,10 +204,10 @@ def close_phase(
     }
 
 
-def _ask(update: dict[str, Any], question: str, runtime: Runtime[Context]) -> None:
+def _ask(update: dict[str, Any], question: str) -> None:
+    """Pause for the person's answer to ``question``; said after the judgement (`judge`)."""
     update["pending_review"] = {"kind": "clarification", "stage": "judge", "questions": [question]}
     update["status"] = "awaiting_review"
-    emit(runtime, "awaiting_review", kind="clarification")
 
 
 def reflect(
@@ -243,7 +243,7 @@ def reflect(
     failures = next((f for f in fired if f.trigger == "consecutive_failures"), None)
     if failures is not None:
         if can_ask:
-            _ask(update, prompts.FAILURES_QUESTION.format(reason=failures.reason), runtime)
+            _ask(update, prompts.FAILURES_QUESTION.format(reason=failures.reason))
             return None
         return "consecutive_failures"
     wants_replan = bool(fired) or record["judgement"]["next_action"] == "replan"
@@ -255,7 +255,7 @@ def reflect(
             question = prompts.REPLAN_CAP_QUESTION.format(
                 reason=reason, max_replans=limits["max_replans"]
             )
-            _ask(update, question, runtime)
+            _ask(update, question)
             return None
         return "replan_cap"
     if fired:

@@ -15,6 +15,7 @@ from typing import Any
 from phasegraph.errors import redact, redact_all
 from phasegraph.facts.deliverables import evidence_parts
 from phasegraph.report.html import BAD, html_page, round_seconds
+from phasegraph.state.reading import shown_status
 
 OUTPUT_PREVIEW = 300
 
@@ -65,7 +66,7 @@ def build_report(
     return {
         "thread_id": thread_id,
         "request": values.get("request", ""),
-        "status": values.get("status", ""),
+        "status": shown_status(values),
         "stop_reason": values.get("stop_reason"),
         "final_summary": values.get("final_summary") or "",
         "highlights": list(summary.get("highlights") or []),

@@ -178,7 +178,7 @@ def glance(report: Mapping[str, Any]) -> str:
         f"{tokens:,} tokens, {stats['tasks_ok']} of {stats['tasks']} tasks ok</li>"
     )
     trouble = look["failed_tasks"] or failing or report["status"] in ("failed", "incomplete")
-    status = _e(report["status"] or "running")
+    status = _e(report["status"])
     return (
         f'<section class="glance{" trouble" if trouble else ""}"><h2>At a glance: {status}</h2>'
         f"<ul>{''.join(items)}</ul></section>"

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+)
 
 from phasegraph.state.schemas import MAX_PHASES, Phase, check_phase_list
+
+#: A person's words: blanks alone say nothing, and are refused as an empty text is.
+Words = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
 
 class _Feedback(BaseModel):
@@ -23,7 +33,7 @@ class Reject(_Feedback):
     """Stop the run; the summary says why."""
 
     action: Literal["reject"]
-    reason: str = Field(min_length=1)
+    reason: Words
 
 
 class Edit(_Feedback):
@@ -47,14 +57,14 @@ class Modify(_Feedback):
     """Ask for a new plan that takes the feedback into account."""
 
     action: Literal["modify"]
-    feedback: str = Field(min_length=1)
+    feedback: Words
 
 
 class Answer(_Feedback):
     """Answer a clarification question."""
 
     action: Literal["answer"]
-    answer: str = Field(min_length=1)
+    answer: Words
 
 
 class Allow(_Feedback):

@@ -42,3 +42,12 @@ def run_results(state: State) -> list[TaskResult]:
 def last_judgements(state: State) -> dict[str, dict[str, Any]]:
     """Each phase's latest judged round's judgement, by phase id."""
     return {r["phase_id"]: dict(r["judgement"]) for r in state.get("rounds") or []}
+
+
+def shown_status(values: Mapping[str, Any]) -> str:
+    """A thread's status as a person is shown it: "running" until its run sets one.
+
+    A run stopped before its analysis (a crash, a kill) has set none; every view of the thread
+    (its list, its report, the CLI) says the same of it.
+    """
+    return str(values.get("status") or "running")

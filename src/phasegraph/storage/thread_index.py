@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from phasegraph.state.reading import shown_status
 from phasegraph.storage.database import Database, create_tables, per_database
 
 _SCHEMA = (
@@ -58,7 +59,7 @@ class ThreadIndex:
         now = time.time()
         row = (
             thread_id,
-            str(values.get("status") or "running"),
+            shown_status(values),
             str(values.get("request") or ""),
             int(values.get("step_count") or 0),
             model,
