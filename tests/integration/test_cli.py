@@ -163,6 +163,8 @@ def test_a_wrong_answer_changes_nothing(ws: Path) -> None:
         (("frobnicate",), "invalid choice"),
         (("resume", "x", "--approve", "--deny"), "not allowed with argument"),
         (("threads", "--status", "done"), "argument --status: invalid choice: 'done'"),
+        (("run", "go", "--model", MODEL, "--db", "notes.txt/x.sqlite"), "is a file, not a folder"),
+        (("run", "go", "--model", MODEL, "--db", "."), "is a folder: name a file in it"),
     ],
 )
 def test_bad_usage_and_input_exit_2_with_one_line(

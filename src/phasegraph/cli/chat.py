@@ -21,7 +21,7 @@ from phasegraph.cli.render import (
     progress_printer,
     review_prompt,
 )
-from phasegraph.cli.session import EXIT_DONE, Session, UsageError, thread_config
+from phasegraph.cli.session import EXIT_DONE, EXIT_PAUSED, Session, UsageError, thread_config
 from phasegraph.errors import PhasegraphError
 from phasegraph.graph import PhaseGraph
 from phasegraph.report import render, statistics
@@ -93,7 +93,8 @@ def cmd_chat(session: Session, out: Console) -> int:
                 out.print(f"error: {exc}", markup=False, highlight=False)
                 continue
             _chat_outcome(thread_id, values, out)
-    return EXIT_DONE
+        # left with a review unanswered: the exit code says so, as run's does
+        return EXIT_PAUSED if _pending(graph, thread_id) else EXIT_DONE
 
 
 def _pending(graph: PhaseGraph, thread_id: str | None) -> dict[str, Any] | None:

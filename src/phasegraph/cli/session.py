@@ -121,7 +121,8 @@ class Session:
             try:
                 saver = stack.enter_context(open_checkpointer(self.url or self.db))
             except OSError as exc:  # a folder that cannot be written, a file that is a folder
-                reason = exc.strerror or exc
+                reason = _not_a_place(self.db) if not self.url else None
+                reason = reason or exc.strerror or str(exc)
                 raise UsageError(f"cannot use the database {self.where}: {reason}") from None
             yield build_graph(checkpointer=saver)
 
@@ -216,7 +217,8 @@ def database_errors(where: str, url: str) -> Iterator[None]:
             'a postgresql:// database needs the postgres extra: pip install "phasegraph[postgres]"'
         ) from exc
     except sqlite3.DatabaseError as exc:  # not a database, unreadable, read-only, locked
-        raise UsageError(f"cannot use the database {where}: {exc}") from exc
+        reason = _not_a_place(Path(where)) if not url else None
+        raise UsageError(f"cannot use the database {where}: {reason or exc}") from exc
     except Exception as exc:
         if not (url and _connection_failed(exc)):
             raise
@@ -224,6 +226,16 @@ def database_errors(where: str, url: str) -> Iterator[None]:
         for password in url_passwords(url):  # short ones too, which redact() leaves alone
             first = first.replace(password, "***")
         raise UsageError(f"cannot use the database {where}: {redact(first)}") from exc
+
+
+def _not_a_place(db: Path) -> str | None:
+    """Why a SQLite file cannot be at ``db``, where a folder or a file is in its way."""
+    if db.is_dir():
+        return f"{db} is a folder: name a file in it (--db {db / 'threads.sqlite'})"
+    for parent in db.parents:
+        if parent.exists() and not parent.is_dir():
+            return f"{parent} is a file, not a folder"
+    return None
 
 
 def _connection_failed(exc: Exception) -> bool:
