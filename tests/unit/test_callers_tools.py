@@ -15,7 +15,7 @@ import pytest
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from phasegraph import Context, ScriptedChatModel, build_graph
+from phasegraph import Context, ScriptedChatModel, build_graph, resume
 from phasegraph.errors import ConfigurationError
 from phasegraph.guards import default_guards
 
@@ -79,6 +79,34 @@ def test_a_replan_that_calls_the_work_done_does_not_complete_a_phase_that_did_no
     assert all(r["judgement"]["overridden"] for r in out["rounds"])
     assert [o["ended_by"] for o in out["phase_outcomes"]] == ["replan_done"]
     assert out["status"] == "incomplete"
+
+
+def test_a_replan_that_calls_the_work_done_ends_the_phases_it_leaves_unrun_short(
+    tmp_path: Path,
+) -> None:
+    """Phases a replan put in place, or a plan's own, that never ran: not completed either."""
+    fetch = round_plan(("t1", "http_get", {"url": "u"}))
+    replans = [{"status": "replanned", "phases": [phases("p9")["phases"][0]]},
+               {"status": "done", "response": "all done"}]  # fmt: skip
+    asks = [judgement("replan", False, 0.2)]
+    steps = make_script(phase_planner=[phases("p1", rounds=3)], plan_tool_call=[fetch],
+                        judge_tasks=asks, replanner=replans)  # fmt: skip
+    graph = build_graph(model=ScriptedChatModel(script=steps), tools=[http_get],
+                        checkpointer=InMemorySaver())  # fmt: skip
+    config = {"configurable": {"thread_id": "unrun"}}
+    context = Context(workspace=str(tmp_path), review="plan+replan")
+    final_state(graph, {"request": "fetch the page"}, config, context=context)
+    resume(graph, config, {"action": "approve"}, context=context)  # the plan
+    out = resume(graph, config, {"action": "modify", "feedback": "rethink"}, context=context)
+    assert [(o["phase_id"], o["ended_by"]) for o in out["phase_outcomes"]] == [
+        ("p1", "replanned"),  # replaced by p9, which carries its work
+        ("p9", "replan_done"),
+    ]
+    assert out["status"] == "incomplete"
+    assert out["shortfalls"] == [
+        "phase phase p9 (p9) ended short: a replan called the work done before it completed, "
+        "before any round of it ran"
+    ]
 
 
 def test_a_replan_with_new_phases_leaves_the_phase_it_replaced_out_of_the_shortfalls(
@@ -196,14 +224,21 @@ def halted(x: str) -> str:
     raise Halted("halted")
 
 
+@tool
+def interrupted(x: str) -> str:
+    """A library that raises KeyboardInterrupt in its own thread."""
+    raise KeyboardInterrupt("from the tool")
+
+
 @pytest.mark.parametrize(("name", "error"), [("async_cancelled", "CancelledError"),
-                                             ("halted", "Halted")])  # fmt: skip
+                                             ("halted", "Halted"),
+                                             ("interrupted", "KeyboardInterrupt")])  # fmt: skip
 def test_a_tool_that_raises_outside_exception_fails_at_once_naming_it(
     tmp_path: Path, name: str, error: str
 ) -> None:
     started = time.monotonic()
     call = round_plan(("t1", name, {"x": "a"}))
-    out = run([async_cancelled, halted], [call], [DONE], tmp_path, task_timeout_s=20)
+    out = run([async_cancelled, halted, interrupted], [call], [DONE], tmp_path, task_timeout_s=20)
     (result,) = out["rounds"][0]["results"]
     assert result["status"] == "failed" and result["output"].startswith(error)
     assert time.monotonic() - started < 10  # not the task's timeout of 20 s

@@ -251,6 +251,8 @@ def shortfalls(
         overruled = ((last or {}).get(o["phase_id"]) or {}).get("overridden")
         rate = f"{o['completion_rate']:.0%}"
         where = f"its judge's {rate} overruled: {overruled}" if overruled else f"at {rate}"
+        if o["ended_by"] == "replan_done" and not o["rounds"]:
+            where = "before any round of it ran"
         why = ENDED_SHORT.get(o["ended_by"], o["ended_by"])
         found.append(f"phase {o['name']} ({o['phase_id']}) ended short: {why}, {where}")
     found += [f"check {c['label']} fails: {c['detail']}" for c in checks if c["passed"] is not True]

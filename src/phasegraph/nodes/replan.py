@@ -67,15 +67,30 @@ def interrupted_outcome(state: State) -> PhaseOutcome | None:
     }
 
 
-def said_done(status: str) -> dict[str, Any]:
-    """How the phase a replan interrupted ended, when the replan called the work done.
+def ended_by_done(state: State, interrupted: PhaseOutcome | None) -> list[PhaseOutcome]:
+    """How the phases of the plan end when a replan calls the work done instead of going on.
 
-    Nothing replaced that phase, and it had not completed (its judge did not say so, or code
-    held its claim: a replanner's "done" is not a way past the guards): it ended short, which
-    keeps the run from ``completed`` (`facts.checks.shortfalls`). A replan with new phases
-    leaves the outcome as `interrupted_outcome` made it: the new phases carry its work.
+    None of them had completed (their judge did not say so, or code held its claim: a
+    replanner's "done" is not a way past the guards, SPEC section 1): the phase it interrupted
+    and every phase of the plan not run yet (a replan's own new ones included) end short
+    (``replan_done``), which keeps the run from ``completed`` (`facts.checks.shortfalls`). A
+    replan with new phases leaves the interrupted outcome as `interrupted_outcome` made it: the
+    new phases carry its work.
     """
-    return {"ended_by": "replan_done"} if status == "done" else {}
+    unrun = state["phases"][state["phase_index"] + (1 if interrupted else 0) :]
+    ended: list[PhaseOutcome] = [interrupted | {"ended_by": "replan_done"}] if interrupted else []
+    return ended + [
+        {
+            "phase_id": phase["id"],
+            "name": phase["name"],
+            "completed": False,
+            "ended_by": "replan_done",
+            "completion_rate": 0.0,
+            "rounds": 0,
+            "summary": "",
+        }
+        for phase in unrun
+    ]
 
 
 def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
@@ -126,11 +141,12 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
             "phase_window_seq": state.get("round_seq", 0),
         }
     update |= {"replan_reason": None, "review_feedback": None, "phase_index": len(kept)}
-    if interrupted:
-        update["phase_outcomes"] = [interrupted | said_done(call.value.status)]
     if call.value.status == "done":
         emit(runtime, "replanned", status="done")
+        update["phase_outcomes"] = ended_by_done(state, interrupted)
         return update | {"final_response": call.value.response, "stop_reason": "done"}
+    if interrupted:
+        update["phase_outcomes"] = [interrupted]
     return update | _replanned(state, call.value, kept, reason, deps.tools_for(context), runtime)
 
 

@@ -7,6 +7,7 @@ import concurrent.futures
 import contextvars
 import copy
 import json
+import threading
 import uuid
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any, TypeVar
@@ -140,9 +141,9 @@ def run_tool(
         output = _invoke(tool, call, config)
     except GraphBubbleUp:
         return False, NO_PAUSE_IN_TOOLS
-    except KeyboardInterrupt:
-        raise
     except BaseException as exc:  # sys.exit(), a CancelledError of its own: the call failed
+        if isinstance(exc, KeyboardInterrupt) and threading.current_thread() is MAIN_THREAD:
+            raise  # Ctrl-C, where Python delivers it; raised by a tool elsewhere, it is its own
         return False, truncate(redact(f"{type(exc).__name__}: {exc}"), max_chars)
     if isinstance(output, Command) or (
         isinstance(output, list) and any(isinstance(item, Command) for item in output)
@@ -220,6 +221,8 @@ async def _until_stopped(coroutine: Coroutine[Any, Any, T]) -> T:
 #: Seconds between looks, while an async tool runs, at whether its task was given up on.
 STOP_POLL_S = 0.05
 
+
+MAIN_THREAD = threading.main_thread()
 
 NO_PAUSE_IN_TOOLS = (
     "the tool tried to pause or steer the run (interrupt(), or a Command to the graph), which a "
