@@ -107,6 +107,12 @@ def test_a_replan_that_calls_the_work_done_ends_the_phases_it_leaves_unrun_short
         "phase phase p9 (p9) ended short: a replan called the work done before it completed, "
         "before any round of it ran"
     ]
+    # each phase is told once: ended, not also still to do
+    assert out["phase_index"] == len(out["phases"])
+    from phasegraph.nodes.summarize import _phase_lines
+
+    ended, todo = _phase_lines(out)  # type: ignore[arg-type]
+    assert len(ended) == 2 and todo == []
 
 
 def test_a_replan_with_new_phases_leaves_the_phase_it_replaced_out_of_the_shortfalls(

@@ -144,6 +144,8 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
     if call.value.status == "done":
         emit(runtime, "replanned", status="done")
         update["phase_outcomes"] = ended_by_done(state, interrupted)
+        # every phase has its outcome now: none is left to do (as after the last one)
+        update["phase_index"] = len(state["phases"])
         return update | {"final_response": call.value.response, "stop_reason": "done"}
     if interrupted:
         update["phase_outcomes"] = [interrupted]

@@ -124,6 +124,9 @@ def run_tool(
 ) -> tuple[bool, str]:
     """Call a tool; returns (ok, output). Errors become text for the judge, never exceptions.
 
+    (But a KeyboardInterrupt on the main thread, where Ctrl-C lands: a run calls its tools in
+    threads of their own, where a tool's own KeyboardInterrupt fails its call.)
+
     The tool is called as LangGraph's ToolNode calls one: with a tool call (so a tool that
     takes its ``InjectedToolCallId`` gets one) and the calling node's ``config`` (the run's
     callbacks see the call; ``get_config`` and ``get_stream_writer`` reach the run). A call
@@ -175,9 +178,11 @@ def shares_event_loop(tool: BaseTool) -> bool:
     A tool declares it with ``metadata={"shares_event_loop": True}``: it uses what the caller's
     loop holds (its clients, queues, locks), as it may under LangGraph's ToolNode. Such a tool
     must not block: on the caller's loop, a blocking call holds up the whole run, and its
-    timeout is its own to keep. Other async tools run on a loop of their own, in a thread of
-    their own, where the task's timeout holds whatever they do; so does every async tool of a
-    run that `aresume` drives (its stream runs in a worker thread, not on the caller's loop).
+    timeout is its own to keep; a KeyboardInterrupt or SystemExit it raises ends that loop
+    (asyncio's rule for any task on it), and with it the run. Other async tools run on a loop
+    of their own, in a thread of their own, where the task's timeout holds whatever they do;
+    so does every async tool of a run that `aresume` drives (its stream runs in a worker
+    thread, not on the caller's loop).
     """
     return bool((tool.metadata or {}).get("shares_event_loop", False))
 
