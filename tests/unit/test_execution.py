@@ -768,22 +768,61 @@ def test_writes_of_one_file_run_in_the_plan_s_order_and_others_at_once() -> None
     assert log.index("end a") < log.index("start b")
 
 
+def test_a_read_of_a_file_the_round_writes_later_runs_first_in_a_run() -> None:
+    log: list[str] = []
+
+    @tool
+    def look(path: str) -> str:
+        """Read a note (a test stand-in that sleeps, then logs)."""
+        log.append("start look")
+        time.sleep(0.1)
+        log.append("end look")
+        return "read"
+
+    @tool
+    def store(path: str, text: str) -> str:
+        """Write a note (a test stand-in)."""
+        log.append("store")
+        return "stored"
+
+    look.metadata, store.metadata = {"read_only": True}, {"writes": "path"}
+    plan = round_plan(("t1", "look", {"path": "notes.txt"}),
+                      ("t2", "store", {"path": "notes.txt", "text": "b"}))  # fmt: skip
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=[plan])
+    out, *_ = run_graph(script, [look, store], max_parallel=8)
+    waves = {r["task_id"]: r["wave"] for r in out["rounds"][0]["results"]}
+    assert waves == {"t1": 1, "t2": 2}
+    assert log == ["start look", "end look", "store"]
+
+
+@tool
+def put(path: str) -> str:
+    """Write a file (a stand-in that declares it)."""
+    return "put"
+
+
+@tool
+def get(path: str) -> str:
+    """Read a file or a folder (a stand-in that declares it)."""
+    return "got"
+
+
+@tool
+def fetch(name: str) -> str:
+    """Read a file named otherwise (a stand-in that declares which argument names it)."""
+    return "got"
+
+
+put.metadata, get.metadata = {"writes": "path"}, {"read_only": True}
+fetch.metadata = {"read_only": True, "reads": "name"}
+STAND_INS: dict[str, Any] = {"put": put, "get": get, "fetch": fetch}
+
+
 def test_an_earlier_writer_that_waits_for_a_later_one_comes_after_it(tmp_path: Any) -> None:
-    from phasegraph.nodes.holds import writes_in_plan_order
+    from phasegraph.nodes.holds import one_file_in_plan_order
     from phasegraph.tools.workspace import Workspace
 
-    @tool
-    def put(path: str) -> str:
-        """Write a file (a stand-in)."""
-        return "put"
-
-    @tool
-    def get(path: str) -> str:
-        """Read a file (a stand-in)."""
-        return "got"
-
-    put.metadata, get.metadata = {"writes": "path"}, {"read_only": True}
-    tools = {"put": put, "get": get}
+    tools = STAND_INS
     tasks = [
         {"id": "t1", "tool": "put", "arguments": {"path": "f.txt"}, "depends_on": ["t2"]},
         {"id": "t2", "tool": "put", "arguments": {"path": "f.txt"}, "depends_on": []},
@@ -791,8 +830,31 @@ def test_an_earlier_writer_that_waits_for_a_later_one_comes_after_it(tmp_path: A
         {"id": "t4", "tool": "get", "arguments": {"path": "f.txt"}, "depends_on": []},
         {"id": "t5", "tool": "put", "arguments": {"path": "../outside.txt"}, "depends_on": []},
     ]
-    order = writes_in_plan_order(tasks, tools, Workspace(str(tmp_path)))
-    assert order == {"t3": ["t1", "t2"]}
+    order = one_file_in_plan_order(tasks, tools, Workspace(str(tmp_path)))
+    # a read waits for the writes of its file the plan lists before it
+    assert order == {"t3": ["t1", "t2"], "t4": ["t1", "t2", "t3"]}
+
+
+def test_a_read_beside_a_write_of_its_file_runs_in_the_plans_order(tmp_path: Any) -> None:
+    """Not as the threads take it: a file read, a folder listed or searched, before or after."""
+    from phasegraph.nodes.holds import one_file_in_plan_order
+    from phasegraph.tools.workspace import Workspace
+
+    tools = STAND_INS
+
+    def task(tid: str, tool_name: str, **arguments: str) -> dict[str, Any]:
+        return {"id": tid, "tool": tool_name, "arguments": arguments, "depends_on": []}
+
+    space = Workspace(str(tmp_path))
+    tasks = [task("r", "get", path="f.md"), task("l", "get", path="."),
+             task("w", "put", path="f.md"), task("s", "get", path="sub"),
+             task("w2", "put", path="sub/g.md"), task("n", "fetch", name="sub/g.md"),
+             task("o", "get", path="other.md")]  # fmt: skip
+    assert one_file_in_plan_order(tasks, tools, space) == {
+        "w": ["r", "l"],  # after the read of its file and the listing of its folder
+        "w2": ["l", "s"],
+        "n": ["w2"],  # a read of the file a write before it made, by its declared argument
+    }
 
 
 def test_a_callers_tool_runs_inside_the_run_as_toolnode_would_run_it() -> None:

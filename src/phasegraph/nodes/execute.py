@@ -36,10 +36,10 @@ from phasegraph.nodes.holds import (
     blind_writes,
     failed_before,
     made_by,
+    one_file_in_plan_order,
     reads_of_nothing,
     repeated_calls,
     unseen_overwrites,
-    writes_in_plan_order,
 )
 from phasegraph.nodes.judgement import round_stopped
 from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
@@ -138,7 +138,7 @@ class _Wave:
             space=space,
             blind=blind,
             repeats=repeats,
-            after=writes_in_plan_order(planned_tasks(state), available, space),
+            after=one_file_in_plan_order(planned_tasks(state), available, space),
             number=state.get("wave", 0) + 1,
             time_left=context.round_timeout_s - round_elapsed(list(done.values())),
             # one step stays for the judge of this round: judging never passes the budget

@@ -241,31 +241,45 @@ def _upstream(tasks: Sequence[Mapping[str, Any]]) -> Callable[[str], set[str]]:
     return upstream
 
 
-def writes_in_plan_order(
+def one_file_in_plan_order(
     tasks: Sequence[Mapping[str, Any]], tools: Mapping[str, BaseTool], space: Workspace
 ) -> dict[str, list[str]]:
-    """For each task that writes a file, the earlier tasks of the round that write the same file.
+    """For each task that reads or writes a file, the round's earlier tasks it waits for.
 
     Tasks without a dependency between them run at once, in whatever order their threads
-    take; two writes of one file would then leave it as chance has it, run after run. A task
-    waits for the round's earlier writers of its file (in the plan's order), whatever their
-    results: the order is the plan's, not a dependency, so a failed write does not skip the
-    next. An earlier writer that itself waits for the task (its depends_on) comes after it.
-    The file is the argument a tool declares it writes (``writes``), as the workspace resolves
-    it.
+    take; two writes of one file would then leave it as chance has it, and a read beside a
+    write of its file (a listing or a search of a folder beside a write in it) would return
+    the file before or after, run after run. A write waits for the round's earlier writers
+    and readers of its file, a read for its earlier writers, in the plan's order, whatever
+    their results: the order is the plan's, not a dependency, so a failed task does not skip
+    the next. An earlier task that itself waits for the task (its depends_on) comes after it.
+    The file is the argument a tool declares it writes (``writes``) or reads (`read_path`),
+    as the workspace resolves it.
     """
     upstream = _upstream(tasks)
-    writers: dict[str, list[str]] = {}
+    writes: list[tuple[str, str]] = []
+    reads: list[tuple[str, str]] = []
     order: dict[str, list[str]] = {}
     for task in tasks:
-        path = written_path(task, tools, space)
-        if path is None:
+        written = written_path(task, tools, space)
+        read = None if written else workspace_path(space, read_path(task, tools))
+        if written:
+            earlier = [t for t, w in writes if w == written]
+            earlier += [t for t, r in reads if _within(written, r)]
+        elif read:
+            earlier = [t for t, w in writes if _within(w, read)]
+        else:
             continue
-        first = [w for w in writers.get(path, []) if task["id"] not in upstream(w)]
+        first = [t for t in earlier if task["id"] not in upstream(t)]
         if first:
             order[str(task["id"])] = first
-        writers.setdefault(path, []).append(str(task["id"]))
+        (writes if written else reads).append((str(task["id"]), str(written or read)))
     return order
+
+
+def _within(path: str, read: str) -> bool:
+    """Whether a read of ``read`` (a file, or a folder listed or searched) sees ``path``."""
+    return read in (".", path) or path.startswith(read.rstrip("/") + "/")
 
 
 def _call_key(tool: str, arguments: Mapping[str, Any]) -> str:
