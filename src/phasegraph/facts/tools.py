@@ -68,11 +68,12 @@ def read_only(tools: Mapping[str, BaseTool]) -> set[str]:
     A tool that also declares a file it writes or a program it runs is not one: what it says it
     changes outweighs the claim that it changes nothing.
     """
-    return {
-        name
-        for name, tool in tools.items()
-        if declares(tool, "read_only") and not (writes_files(tool) or runs_programs(tool))
-    }
+    return {name for name, tool in tools.items() if is_read_only(tool)}
+
+
+def is_read_only(tool: BaseTool | None) -> bool:
+    """Whether one tool is read-only, as `read_only` reads its declarations."""
+    return bool(declares(tool, "read_only")) and not (writes_files(tool) or runs_programs(tool))
 
 
 def read_argument(tool: BaseTool | None) -> str | None:
@@ -81,7 +82,7 @@ def read_argument(tool: BaseTool | None) -> str | None:
     ``metadata={"read_only": True, "reads": "filename"}``; None for a tool that is not
     read-only (`read_only`).
     """
-    if tool is None or not read_only({tool.name: tool}):
+    if not is_read_only(tool):
         return None
     declared = declares(tool, "reads")
     return declared if isinstance(declared, str) and declared else "path"

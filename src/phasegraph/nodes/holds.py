@@ -93,18 +93,27 @@ def written_path(
     return workspace_path(space, (task.get("arguments") or {}).get(argument))
 
 
+def path_read(
+    task: Mapping[str, Any], tools: Mapping[str, BaseTool], space: Workspace
+) -> str | None:
+    """The file (or folder) ``task`` reads, as the workspace resolves it; `written_path`'s twin.
+
+    The file is the argument a read-only tool declares it reads (`read_path`).
+    """
+    return workspace_path(space, read_path(task, tools))
+
+
 def made_by(
     failed: TaskResult, task: Mapping[str, Any], tools: Mapping[str, BaseTool], space: Workspace
 ) -> bool:
     """Whether ``failed`` is a read of a file that is not there, and ``task`` writes that file."""
-    written = written_argument(tools.get(task["tool"]))
-    path = read_path(failed, tools)
+    written = written_path(task, tools, space)
     return (
         written is not None
         and failed["status"] == "failed"
         and failed["tool"] in read_only(tools)
-        and _absent(space, path)
-        and workspace_path(space, path) == workspace_path(space, task["arguments"].get(written))
+        and _absent(space, read_path(failed, tools))
+        and path_read(failed, tools, space) == written
     )
 
 
@@ -128,7 +137,7 @@ def unseen_overwrites(
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     reading = read_only(tools)
     read = [r for r in seen if r["tool"] in reading and r["status"] == "ok"]
-    known = {rel for r in read if (rel := workspace_path(space, read_path(r, tools)))}
+    known = {rel for r in read if (rel := path_read(r, tools, space))}
     shown = [*changed_files(seen, tools), *fully_shown_files(state["request"], context, tools)]
     known |= {rel for name in shown if (rel := workspace_path(space, name))}
     unseen: dict[str, str] = {}
@@ -262,7 +271,7 @@ def one_file_in_plan_order(
     order: dict[str, list[str]] = {}
     for task in tasks:
         written = written_path(task, tools, space)
-        read = None if written else workspace_path(space, read_path(task, tools))
+        read = None if written else path_read(task, tools, space)
         if written:
             earlier = [t for t, w in writes if w == written]
             earlier += [t for t, r in reads if _within(written, r)]

@@ -9,6 +9,7 @@ triggers of SPEC section 4.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, cast
 
 from langgraph.runtime import Runtime
@@ -172,6 +173,27 @@ def judge_schema(can_ask: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     ]
 
 
+def phase_outcome(
+    phase: Mapping[str, Any],
+    ended_by: str,
+    *,
+    completed: bool = False,
+    rate: float = 0.0,
+    rounds: int = 0,
+    summary: str = "",
+) -> PhaseOutcome:
+    """How ``phase`` ended: the record `close_phase` and a replan keep of it."""
+    return {
+        "phase_id": phase["id"],
+        "name": phase["name"],
+        "completed": completed,
+        "ended_by": ended_by,
+        "completion_rate": rate,
+        "rounds": rounds,
+        "summary": summary,
+    }
+
+
 def close_phase(
     state: State,
     *,
@@ -184,15 +206,8 @@ def close_phase(
 ) -> dict[str, Any]:
     """The update that ends the current phase, however it ended, and moves to the next."""
     phase = current_phase(state)
-    outcome: PhaseOutcome = {
-        "phase_id": phase["id"],
-        "name": phase["name"],
-        "completed": completed,
-        "ended_by": ended_by,
-        "completion_rate": rate,
-        "rounds": rounds,
-        "summary": summary,
-    }
+    outcome = phase_outcome(phase, ended_by, completed=completed, rate=rate, rounds=rounds,
+                            summary=summary)  # fmt: skip
     emit(runtime, "phase_ended", phase_id=phase["id"], ended_by=ended_by)
     return {
         "phase_outcomes": [outcome],

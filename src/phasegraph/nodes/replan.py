@@ -21,6 +21,7 @@ from phasegraph.models.structured import call_structured
 from phasegraph.nodes.deps import Deps, context_of
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import replan_review_on
+from phasegraph.nodes.judgement import phase_outcome
 from phasegraph.nodes.phase_plan import review_checks, shaped
 from phasegraph.nodes.prompt_render import dump, recent_outcomes, request_facts
 from phasegraph.nodes.step_budget import budget_spent, limits_of, retries_within_budget
@@ -54,17 +55,14 @@ def interrupted_outcome(state: State) -> PhaseOutcome | None:
     """How the current phase ends when a replan replaces it after it ran rounds, else None."""
     if not state.get("phase_round") or state["phase_index"] >= len(state["phases"]):
         return None
-    phase = state["phases"][state["phase_index"]]
     judgement = state.get("judgement") or {}
-    return {
-        "phase_id": phase["id"],
-        "name": phase["name"],
-        "completed": False,
-        "ended_by": "replanned",
-        "completion_rate": float(judgement.get("phase_completion_rate", 0.0)),
-        "rounds": int(state["phase_round"]),
-        "summary": str(judgement.get("user_summary", "")),
-    }
+    return phase_outcome(
+        state["phases"][state["phase_index"]],
+        "replanned",
+        rate=float(judgement.get("phase_completion_rate", 0.0)),
+        rounds=int(state["phase_round"]),
+        summary=str(judgement.get("user_summary", "")),
+    )
 
 
 def ended_by_done(state: State, interrupted: PhaseOutcome | None) -> list[PhaseOutcome]:
@@ -79,18 +77,7 @@ def ended_by_done(state: State, interrupted: PhaseOutcome | None) -> list[PhaseO
     """
     unrun = state["phases"][state["phase_index"] + (1 if interrupted else 0) :]
     ended: list[PhaseOutcome] = [interrupted | {"ended_by": "replan_done"}] if interrupted else []
-    return ended + [
-        {
-            "phase_id": phase["id"],
-            "name": phase["name"],
-            "completed": False,
-            "ended_by": "replan_done",
-            "completion_rate": 0.0,
-            "rounds": 0,
-            "summary": "",
-        }
-        for phase in unrun
-    ]
+    return ended + [phase_outcome(phase, "replan_done") for phase in unrun]
 
 
 def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
