@@ -192,6 +192,14 @@ plain Markdown: what was asked, what was done, what was not done and why, what t
 REPAIR = """Your last answer could not be used: {problem}.
 Call {name} again, once, with arguments that match its schema exactly."""
 
+GATE_REASK = """Your plan was not used: {problem}
+Call {name} again, once."""
+
+ADDS_NOTHING = """every call of this plan ran before with the same arguments, and nothing \
+has changed since, so each would only do again what it did:
+{calls}
+Plan the calls that are still to do instead, using what these returned."""
+
 LOCAL_FORCED_CALL = """Answer now by calling {name}: reply with the JSON object of its arguments \
 only, filled in from the conversation above."""
 

@@ -404,7 +404,8 @@ def test_reading_tools_stay_in_every_phase_and_unknown_names_narrow_nothing(
         plan_tool_call=[WRITE_HELLO],
     )
     _, _, model = start(tmp_path, steps, extra_rounds_per_phase=0)
-    first, *_, second = (call[-1].content for call in model.calls_of("plan_tool_call"))
+    # each call's prompt (a re-ask adds messages after it)
+    first, *_, second = (call[1].content for call in model.calls_of("plan_tool_call"))
     tools_of = [line.split("(")[0] for line in first.splitlines() if line.startswith("- ")]
     assert {"- list_files", "- read_file", "- search_text", "- write_file"} <= set(tools_of)
     assert "- edit_file" not in tools_of and "- run_command" not in tools_of

@@ -232,6 +232,7 @@ def test_a_write_that_failed_is_not_run_again_until_something_has_changed(tmp_pa
         "plan_tool_call": [
             round_plan(edit),
             round_plan(edit),
+            round_plan(edit),  # asked again (`plan_gate.adds_nothing`), planned the same
             round_plan(
                 ("w", "edit_file", {"path": "config.ini", "old_text": "name", "new_text": "debug"})
             ),

@@ -184,6 +184,8 @@ def show_text(thread_id: str, values: Mapping[str, Any]) -> str:
     for rnd in values.get("rounds") or []:
         judgement = rnd.get("judgement") or {}
         lines.append(f"## {rnd['phase_id']} round {rnd['round']}")
+        if rnd.get("asked_again"):
+            lines.append(f"- plan asked again: {' '.join(str(rnd['asked_again']).split())[:200]}")
         for result in rnd.get("results", []):
             output = " ".join(str(result.get("output", "")).split())[:160]
             args = json.dumps(result.get("arguments", {}), ensure_ascii=False)[:120]

@@ -14,7 +14,7 @@ import copy
 import functools
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 
@@ -50,6 +50,8 @@ class StageCall(Generic[M]):
     """The arguments of the last attempt, valid or not (None if it gave none)."""
     raised: int = 0
     """Attempts whose model call raised (a dead endpoint, a timeout) instead of answering."""
+    gated: str = ""
+    """Why a gate sent the first valid result back ("" if none did)."""
 
     def add_use(self, reply: AIMessage) -> None:
         """Count what one answer cost: tokens, cached tokens, time (where the model says)."""
@@ -68,7 +70,7 @@ class StageCall(Generic[M]):
 
     def counters(self, *, counted: bool) -> dict[str, int]:
         """State deltas of this call; ``counted`` stages spend one step per attempt (SPEC 3)."""
-        failed = self.attempts - (1 if self.value is not None else 0)
+        failed = len(self.errors)  # one a failed attempt; a gate's refusal is not a failure
         return {
             "step_count": self.attempts if counted else 0,
             "llm_calls": self.attempts,
@@ -179,6 +181,7 @@ def call_structured(
     validation_context: Mapping[str, Any] | None = None,
     parameters: Mapping[str, Any] | None = None,
     variants: Sequence[Mapping[str, Any]] = (),
+    gate: Callable[[M], str | None] | None = None,
 ) -> StageCall[M]:
     """Ask ``model`` for one call of function ``name`` and validate it with ``schema``.
 
@@ -189,6 +192,10 @@ def call_structured(
     grammar (``decodes_schema``) is offered exactly those, so it cannot write, say, a replan
     with status replanned and no phases; other models get the plain schema, since a choice at
     the root is not in every provider's schema dialect, and validation re-asks them instead.
+    ``gate``: a rule a valid result is held to once, while a re-ask is left: for a result it
+    refuses, the model is asked again with the reason alone (not its own answer, which a model
+    shown it tends to write again; see `nodes.plan_gate`); the next valid result stands, and if
+    none comes, the first does (a gate costs a model call, never the result).
     """
     spec = function_spec(name, schema)
     if parameters is not None:
@@ -207,7 +214,8 @@ def call_structured(
         base.append(HumanMessage(prompts.JSON_MODE.format(name=name, schema=schema_text)))
     result: StageCall[M] = StageCall()
     repair: list[BaseMessage] = []
-    for _ in range(retries + 1):
+    first: M | None = None
+    for attempt in range(retries + 1):
         result.attempts += 1
         try:
             reply = bound.invoke(base + repair)
@@ -221,13 +229,21 @@ def call_structured(
         result.last_arguments = args
         if args is not None:
             try:
-                result.value = schema.model_validate(args, context=dict(validation_context or {}))
-                return result
+                value = schema.model_validate(args, context=dict(validation_context or {}))
             except ValidationError as exc:
                 problem = f"the arguments of {name} are invalid: {describe_validation_error(exc)}"
+            else:
+                why = gate(value) if gate and first is None and attempt < retries else None
+                if not why:
+                    result.value = value
+                    return result
+                first, result.gated = value, why
+                repair = [HumanMessage(prompts.GATE_REASK.format(name=name, problem=why))]
+                continue
         result.errors.append(redact(problem))
         # Only the latest failed exchange is kept: the prompt stays bounded however many retries.
         repair = _repair_messages(reply, name, problem)
+    result.value = first
     return result
 
 

@@ -186,7 +186,7 @@ def repeated_calls(
         before = upstream(task["id"])
         if task["tool"] not in reading or any(tool_of.get(d) not in reading for d in before):
             continue
-        call = _call_key(task["tool"], task["arguments"])
+        call = call_key(task["tool"], task["arguments"])
         same_as = first.setdefault(call, task["id"])
         # a first that waits for its own repeat would wait for itself
         if same_as != task["id"] and task["id"] not in upstream(same_as):
@@ -211,17 +211,17 @@ def failed_before(
     reading = read_only(tools)
     failed: dict[str, TaskResult] = {}
     for result in earlier:
-        if result["status"] in _MAY_HAVE_CHANGED and result["tool"] not in reading:
+        if result["status"] in MAY_HAVE_CHANGED and result["tool"] not in reading:
             failed.clear()  # something may have changed: a failed call may now succeed
         elif (
             result["status"] == "failed"
             and result["output"].startswith(WorkspaceError.__name__)
             and writes_files(tools.get(result["tool"]))
         ):
-            failed[_call_key(result["tool"], result["arguments"])] = result
+            failed[call_key(result["tool"], result["arguments"])] = result
     again: dict[str, str] = {}
     for task in tasks:
-        if before := failed.get(_call_key(task["tool"], task["arguments"])):
+        if before := failed.get(call_key(task["tool"], task["arguments"])):
             error = truncate(" ".join(before["output"].split()), 160)
             again[task["id"]] = (
                 f"not run: the same call failed before ({error}) and nothing has changed since; "
@@ -230,7 +230,8 @@ def failed_before(
     return again
 
 
-_MAY_HAVE_CHANGED = ("ok", "timeout", "interrupted")
+#: Results of a call that ran, or may have: a tool that may change things changed them, perhaps.
+MAY_HAVE_CHANGED = ("ok", "timeout", "interrupted")
 
 
 def _upstream(tasks: Sequence[Mapping[str, Any]]) -> Callable[[str], set[str]]:
@@ -291,6 +292,7 @@ def _within(path: str, read: str) -> bool:
     return read in (".", path) or path.startswith(read.rstrip("/") + "/")
 
 
-def _call_key(tool: str, arguments: Mapping[str, Any]) -> str:
+def call_key(tool: str, arguments: Mapping[str, Any]) -> str:
+    """One call's identity: its tool and arguments, exactly."""
     # exact, unlike reflection.normalise_call: blank space in an edit's old text matters
     return json.dumps([tool, arguments], sort_keys=True, default=str)

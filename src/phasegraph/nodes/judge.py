@@ -33,12 +33,13 @@ from phasegraph.nodes.judgement import (
     judge_schema,
     normalise,
     reflect,
+    round_record,
     round_stopped,
 )
 from phasegraph.nodes.prompt_render import dump, fit_to_budget, quoted
 from phasegraph.nodes.step_budget import budget_left, limits_of, retries_within_budget, round_limit
 from phasegraph.progress import emit
-from phasegraph.state import CheckRecord, Judgement, RoundRecord, State, TaskResult
+from phasegraph.state import CheckRecord, Judgement, State, TaskResult
 from phasegraph.state.facts import RoundFacts
 from phasegraph.state.reading import current_phase, is_last_phase, planned_tasks
 from phasegraph.tools.base import truncate
@@ -198,14 +199,7 @@ def _close_round(
     """Record the round and end its phase when it ended: completed, end_phase, round limit."""
     phase = current_phase(state)
     round_no = state["phase_round"]
-    record: RoundRecord = {
-        "phase_id": phase["id"],
-        "round": round_no,
-        "round_seq": state["round_seq"],
-        "tasks": planned_tasks(state),
-        "results": results,
-        "judgement": judgement,
-    }
+    record = round_record(state, results, judgement)
     ended_by = None
     if "pending_review" not in update:
         if judgement["phase_completed"]:

@@ -133,22 +133,31 @@ def round_stopped(state: State, raised: RunError) -> dict[str, Any]:
         "phase_ended_by": None,
         "facts": {"changed_files": [], "failing_checks": []},
     }
-    record: RoundRecord = {
-        "phase_id": phase["id"],
-        "round": state["phase_round"],
-        "round_seq": state["round_seq"],
-        "tasks": tasks,
-        "results": results,
-        "judgement": judgement,
-    }
     return {
         "stop_reason": "error",
         "error": raised,
         "results": results,
         "dispatch": [],
         "judgement": judgement,
-        "rounds": [record],
+        "rounds": [round_record(state, results, judgement)],
     }
+
+
+def round_record(
+    state: State, results: list[TaskResult], judgement: dict[str, Any]
+) -> RoundRecord:
+    """The round under way as the history keeps it: its plan, ``results`` and ``judgement``."""
+    record: RoundRecord = {
+        "phase_id": current_phase(state)["id"],
+        "round": state["phase_round"],
+        "round_seq": state["round_seq"],
+        "tasks": planned_tasks(state),
+        "results": results,
+        "judgement": judgement,
+    }
+    if asked_again := (state.get("current_plan") or {}).get("asked_again"):
+        record["asked_again"] = str(asked_again)
+    return record
 
 
 def judge_schema(can_ask: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -34,6 +34,7 @@ from phasegraph.models.structured import StageCall, call_structured
 from phasegraph.nodes.deps import Deps, context_of, phase_allowed_tools
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.judgement import close_phase
+from phasegraph.nodes.plan_gate import adds_nothing
 from phasegraph.nodes.plan_schema import plan_parameters
 from phasegraph.nodes.prompt_render import (
     dump,
@@ -239,6 +240,11 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         retries=retries_within_budget(state, context.max_parse_retries, keep=AFTER_PLAN),
         validation_context={"allowed_tools": tools, "max_tasks": context.max_tasks_per_round},
         parameters=plan_parameters([available[t] for t in tools], askable=askable),
+        gate=lambda p: adds_nothing(
+            [{"tool": t.tool, "arguments": unquoted(t.arguments)} for t in p.tasks],
+            available,
+            [record["results"] for record in state.get("rounds") or []],
+        ),
     )
     update: dict[str, Any] = call.counters(counted=True)
     round_plan = call.value or _insisting_plan(call.last_arguments, context)
@@ -263,8 +269,9 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     emit(
         runtime, "round_planned", phase_id=phase["id"], round=round_no, tasks=len(round_plan.tasks)
     )
+    asked_again = {"asked_again": call.gated} if call.gated else {}
     return update | {
-        "current_plan": round_plan.model_dump(),
+        "current_plan": round_plan.model_dump() | asked_again,
         "phase_round": round_no,
         "round_seq": state.get("round_seq", 0) + 1,
         "results": [],  # the reducer's "new round": clears the previous round's results

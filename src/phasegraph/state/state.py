@@ -150,6 +150,8 @@ class RoundRecord(TypedDict):
     """One result per task."""
     judgement: dict[str, Any]
     """The normalised `Judgement`."""
+    asked_again: NotRequired[str]
+    """Why its first plan was sent back once before this one (`nodes.plan_gate`)."""
     judge_use: NotRequired[dict[str, float]]
     """Its judge's use, in threads of versions whose judge shared its step with the next stage."""
 
