@@ -566,3 +566,25 @@ def test_a_secret_set_while_the_environment_is_read_is_masked_from_the_next_call
     errors.redact(text)  # the read during which it was set
     monkeypatch.setattr(os.environ, "items", items)
     assert errors.redact(text) == "deploy failed for ***"
+
+
+def test_an_ambiguous_edit_names_the_lines_where_its_text_occurs(ws: Path) -> None:
+    tools = toolset(ws)
+    (ws / "greet.py").write_text('def hello(name):\n    return name\n\n\nprint(hello("world"))\n')
+    ok, twice = call(tools, "edit_file", path="greet.py", old_text="hello", new_text="greet")
+    assert not ok and "occurs 2 times in greet.py, on lines 1 ('def hello(name):'), " in twice
+    assert "5 ('print(hello(\"world\"))')" in twice
+    # the whole line named is an old_text that occurs once
+    ok, _ = call(tools, "edit_file", path="greet.py", old_text="def hello(name):", new_text="x")
+    assert ok
+    # many: the first four, and how many more; a long line is cut
+    (ws / "many.txt").write_text("a\n" * 6 + "a" + "b" * 100 + "\n")
+    ok, many = call(tools, "edit_file", path="many.txt", old_text="a", new_text="x")
+    assert not ok and "on lines 1 ('a'), 2 ('a'), 3 ('a'), 4 ('a') and further down;" in many
+    # a line holding it twice is named once; lines are counted at line feeds only
+    (ws / "same.txt").write_text("x\fy\nhello hello\nhello\n")
+    ok, same = call(tools, "edit_file", path="same.txt", old_text="hello", new_text="x")
+    assert not ok and "on lines 2 ('hello hello'), 3 ('hello');" in same
+    (ws / "long.txt").write_text(("zz" + "c" * 100 + "\n") * 2)
+    ok, long = call(tools, "edit_file", path="long.txt", old_text="zz", new_text="x")
+    assert not ok and f"on lines 1 ('zz{'c' * 78}...'), 2 (" in long

@@ -106,3 +106,34 @@ def decode(data: bytes) -> tuple[str, str]:
             data.decode("utf-8", errors="replace"),
             "the file is not valid UTF-8; undecodable bytes are shown as U+FFFD",
         )
+
+
+#: Occurrences an ambiguous edit's refusal names, and how much of each line it shows.
+OCCURRENCES_SHOWN = 4
+OCCURRENCE_LINE_CHARS = 80
+
+
+def occurrences(text: str, old_text: str) -> str:
+    """Where ``old_text`` occurs in ``text``: the lines its first occurrences start on, and each.
+
+    An edit refused as ambiguous says where, so the next call can name one occurrence by the
+    text around it without reading the file first. Lines are counted as `read_file` numbers
+    them (at line feeds); at most `OCCURRENCES_SHOWN` lines are named, each once.
+    """
+    named: list[str] = []
+    line, counted = 1, 0
+    at = text.find(old_text)
+    while at != -1 and len(named) < OCCURRENCES_SHOWN:
+        line += text.count("\n", counted, at)
+        counted = at
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end == -1 else end
+        named.append(f"{line} ({_cut(text[start:end].strip())!r})")
+        # the next line it occurs on: a line is named once, and a long one is not searched again
+        at = text.find(old_text, max(at + len(old_text), end))
+    return "on lines " + ", ".join(named) + (" and further down" if at != -1 else "")
+
+
+def _cut(line: str, limit: int = OCCURRENCE_LINE_CHARS) -> str:
+    return line if len(line) <= limit else line[:limit] + "..."

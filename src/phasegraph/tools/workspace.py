@@ -22,7 +22,7 @@ from pathlib import Path, PurePosixPath
 
 import regex
 
-from phasegraph.tools.text_files import decode, lines_of, stray_control
+from phasegraph.tools.text_files import decode, lines_of, occurrences, stray_control
 from phasegraph.tools.tree import PROTECTED_DIRS, walk_tree
 
 BINARY_SNIFF_BYTES = 8192
@@ -294,8 +294,9 @@ class Workspace:
             raise WorkspaceError(f"old_text was not found in {rel}; nothing was changed")
         if count > 1:
             raise WorkspaceError(
-                f"old_text occurs {count} times in {rel}; include more of the surrounding text "
-                "so it matches exactly once (nothing was changed)"
+                f"old_text occurs {count} times in {rel}, {occurrences(text, old_text)}; give "
+                "more of the text around the one to change (its whole line, say) so it matches "
+                "exactly once (nothing was changed)"
             )
         self.write_bytes(rel, text.replace(old_text, new_text, 1).encode("utf-8"))
         return f"replaced 1 occurrence in {rel}"
@@ -389,3 +390,4 @@ def workspace_path(space: Workspace, path: object) -> str | None:
         return str(space.relative(path.strip()))
     except WorkspaceError:
         return None
+
