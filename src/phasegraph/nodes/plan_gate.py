@@ -44,6 +44,8 @@ def adds_nothing(
     they returned is longer than `QUOTED_CHARS`. ``rounds``: the results of the run's rounds,
     in order. Why: docs/traces.md.
     """
+    if not tasks or not all(_ran_before(task, rounds) for task in tasks):
+        return None  # a call never made adds something: the common case, decided cheaply
     ran = _returned_since_last_change(tools, rounds)
     planned = [{**t, "id": str(n)} for n, t in enumerate(tasks)]
     held = failed_before(planned, tools, [r for results in rounds for r in results])
@@ -60,6 +62,14 @@ def adds_nothing(
     if not lines or sum(len(line) for line in lines.values()) > QUOTED_CHARS:
         return None
     return prompts.ADDS_NOTHING.format(calls="\n".join(lines.values()))
+
+
+def _ran_before(task: Mapping[str, Any], rounds: Sequence[Sequence[TaskResult]]) -> bool:
+    """Whether a call of the same tool with the same arguments was made before."""
+    tool, arguments = task["tool"], task.get("arguments") or {}
+    return any(
+        r["tool"] == tool and r["arguments"] == arguments for results in rounds for r in results
+    )
 
 
 def _returned_since_last_change(
