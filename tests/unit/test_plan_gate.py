@@ -11,7 +11,7 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph
-from phasegraph.cli.render import show_text
+from phasegraph.cli.render import describe_event, show_text
 from phasegraph.models.structured import call_structured
 from phasegraph.nodes.deps import workspace_settings
 from phasegraph.nodes.plan_gate import QUOTED_CHARS, adds_nothing
@@ -197,7 +197,7 @@ READ_ROUND = round_plan(("r1", *READ))
 WRITE_ROUND = round_plan(("w1", *WRITE))
 
 
-def run(ws: Path, plans: list[Any], **settings: Any) -> tuple[dict[str, Any], ScriptedChatModel]:
+def graph_of(ws: Path, plans: list[Any]) -> tuple[Any, ScriptedChatModel]:
     ws.mkdir(exist_ok=True)
     (ws / "notes.txt").write_text("hello\n")
     model = ScriptedChatModel(
@@ -209,13 +209,16 @@ def run(ws: Path, plans: list[Any], **settings: Any) -> tuple[dict[str, Any], Sc
             "summarizer": [SUMMARY],
         }
     )
-    graph = build_graph(model=model, checkpointer=InMemorySaver())
-    out = final_state(
-        graph,
-        {"request": "copy what notes.txt says into out.txt"},
-        {"configurable": {"thread_id": "g"}},
-        context=Context(workspace=str(ws), **settings),
-    )
+    return build_graph(model=model, checkpointer=InMemorySaver()), model
+
+
+REQUEST = {"request": "copy what notes.txt says into out.txt"}
+
+
+def run(ws: Path, plans: list[Any], **settings: Any) -> tuple[dict[str, Any], ScriptedChatModel]:
+    graph, model = graph_of(ws, plans)
+    config = {"configurable": {"thread_id": "g"}}
+    out = final_state(graph, REQUEST, config, context=Context(workspace=str(ws), **settings))
     return out, model
 
 
@@ -252,3 +255,18 @@ def test_a_call_that_failed_with_nothing_changed_since_adds_nothing_either(tmp_p
     # a failure that is not the workspace's refusal may go otherwise: it runs again
     other = rounds(ran(EDIT, "failed", "OSError"))
     assert adds_nothing(plan_of(EDIT), tools(tmp_path), other) is None
+
+
+def test_the_progress_says_a_plan_was_asked_again(tmp_path: Path) -> None:
+    graph, _ = graph_of(tmp_path, [READ_ROUND, READ_ROUND, WRITE_ROUND])
+    events = graph.stream(
+        REQUEST,
+        {"configurable": {"thread_id": "g"}},
+        context=Context(workspace=str(tmp_path)),
+        stream_mode="custom",
+    )
+    planned = [e for e in events if e["event"] == "round_planned"]
+    assert [e["asked_again"] for e in planned] == [False, True]
+    assert describe_event(planned[1]) == (
+        "  round 2: 1 task(s) planned (asked again: its first plan added nothing)"
+    )

@@ -122,7 +122,9 @@ def test_round_planned_event_carries_the_task_count(tools) -> None:
         for c in graph.stream({"request": "go"}, stream_mode="custom")
         if c["event"] == "round_planned"
     ]
-    assert planned == [{"event": "round_planned", "phase_id": "p1", "round": 1, "tasks": 2}]
+    assert planned == [
+        {"event": "round_planned", "phase_id": "p1", "round": 1, "tasks": 2, "asked_again": False}
+    ]
 
 
 def test_two_runners_in_one_process_one_gets_busy() -> None:

@@ -33,7 +33,9 @@ def describe_event(event: Mapping[str, Any]) -> str:
         case "phase_started":
             return f"phase {event.get('index')}/{event.get('total')}: {event.get('name')}"
         case "round_planned":
-            return f"  round {event.get('round')}: {event.get('tasks')} task(s) planned"
+            again = " (asked again: its first plan added nothing)"
+            again = again if event.get("asked_again") else ""
+            return f"  round {event.get('round')}: {event.get('tasks')} task(s) planned{again}"
         case "task_started":
             return f"    {event.get('task_id')} {event.get('tool')} ..."
         case "task_finished":

@@ -267,7 +267,12 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
             total=len(state["phases"]),
         )
     emit(
-        runtime, "round_planned", phase_id=phase["id"], round=round_no, tasks=len(round_plan.tasks)
+        runtime,
+        "round_planned",
+        phase_id=phase["id"],
+        round=round_no,
+        tasks=len(round_plan.tasks),
+        asked_again=bool(call.gated),
     )
     asked_again = {"asked_again": call.gated} if call.gated else {}
     return update | {
