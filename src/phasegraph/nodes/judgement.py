@@ -215,8 +215,9 @@ def close_phase(
 ) -> dict[str, Any]:
     """The update that ends the current phase, however it ended, and moves to the next."""
     phase = current_phase(state)
-    outcome = phase_outcome(phase, ended_by, completed=completed, rate=rate, rounds=rounds,
-                            summary=summary)  # fmt: skip
+    outcome = phase_outcome(
+        phase, ended_by, completed=completed, rate=rate, rounds=rounds, summary=summary
+    )
     emit(runtime, "phase_ended", phase_id=phase["id"], ended_by=ended_by)
     return {
         "phase_outcomes": [outcome],

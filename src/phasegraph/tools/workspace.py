@@ -390,4 +390,3 @@ def workspace_path(space: Workspace, path: object) -> str | None:
         return str(space.relative(path.strip()))
     except WorkspaceError:
         return None
-
