@@ -111,6 +111,7 @@ class _Wave:
     available: Mapping[str, BaseTool]
     allowed: set[str]
     space: Workspace
+    root: str
     blind: dict[str, str]
     repeats: dict[str, str]
     after: dict[str, list[str]]
@@ -136,6 +137,7 @@ class _Wave:
             available=available,
             allowed=set(phase_allowed_tools(state, current_phase(state), deps, context)),
             space=space,
+            root=context.root,  # resolved once, not for each task it sends
             blind=blind,
             repeats=repeats,
             after=one_file_in_plan_order(planned_tasks(state), available, space),
@@ -205,7 +207,7 @@ class _Wave:
                 "journal_key": key,
                 "wave": self.number,
                 "timeout_s": min(self.context.task_timeout_s, self.time_left),
-                "workspace": self.context.root,
+                "workspace": self.root,
             }
         )
         return True

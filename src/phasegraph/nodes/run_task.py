@@ -36,6 +36,7 @@ from phasegraph.state import TaskInput, TaskOutcome, TaskResult
 from phasegraph.storage.journal import journal_key, same_call
 from phasegraph.tools import is_idempotent, run_tool
 from phasegraph.tools.stopping import RUN_LOOP, stopping_too
+from phasegraph.tools.workers import run_on_tool_thread
 
 INTERRUPTED = (
     "interrupted, outcome unknown: the run stopped (its process, or its caller) while this call "
@@ -51,20 +52,17 @@ def _run_with_timeout(
     A late tool is given up on (`stopping.GIVEN_UP`: a command it runs is stopped; any other
     tool is left to finish alone). The tool's thread runs in a copy of this node's context, and
     the tool is given the node's config: it sees the run as a tool LangGraph's ToolNode runs
-    does (see `tools.run_tool`).
+    does (see `tools.run_tool`). The thread is one a call before has ended on, or a new one
+    (`workers.run_on_tool_thread`).
     """
-    outcome: queue.Queue[tuple[bool, str]] = queue.Queue(maxsize=1)
+    outcome: queue.SimpleQueue[tuple[bool, str]] = queue.SimpleQueue()
     given_up = threading.Event()  # this task's; what it runs inside stops it too
     here, config = stopping_too(given_up), get_config()
-    worker = threading.Thread(
-        target=lambda: outcome.put(
-            here.run(run_tool, tool, task["arguments"], max_chars, config)
-        ),
-        name=f"phasegraph-{task['tool']}",
-        daemon=True,
-    )
     start = time.monotonic()
-    worker.start()
+    run_on_tool_thread(
+        lambda: outcome.put(here.run(run_tool, tool, task["arguments"], max_chars, config)),
+        name=f"phasegraph-{task['tool']}",
+    )
     try:
         ok, output = outcome.get(timeout=timeout_s)
     except queue.Empty:
