@@ -92,6 +92,21 @@ def copied_input(facts: RoundFacts) -> str | None:
     return None
 
 
+def broken_format(facts: RoundFacts) -> str | None:
+    """A file the run wrote no longer reads as its format (JSON, INI, TOML) by its own parser.
+
+    Only a file that read as its format when the run began, or that the run made
+    (`facts.formats.broken_formats`): whatever the request asked, the file is broken. Why:
+    docs/traces.md.
+    """
+    broken = facts.get("malformed") or {}
+    if broken:
+        return "; ".join(
+            prompts.BROKEN_FORMAT.format(path=path, error=error) for path, error in broken.items()
+        )
+    return None
+
+
 def files_unwritten(facts: RoundFacts) -> str | None:
     """The last phase, and no file the request writes or changes was written."""
     named = facts["to_write"]
@@ -145,6 +160,7 @@ def named_command_unrun(facts: RoundFacts) -> str | None:
 
 DEFAULT_GUARDS: tuple[Guard, ...] = (checks_fail, writes_never_ran, nothing_succeeded)
 WORKSPACE_GUARDS: tuple[Guard, ...] = (
+    broken_format,
     copied_input,
     files_unwritten,
     unsourced_number,

@@ -235,6 +235,7 @@ GET_IT_FROM_A_TOOL = (
     ": worked out without a tool, it is not known to be right; get it from a tool whose output "
     "shows it (a program that counts or computes, with {runner}), then write that"
 )
+BROKEN_FORMAT = "{path} {error}: a file the run leaves unreadable as its kind is not done"
 NOT_A_PATH = "{name!r} is not a path in the workspace (a file of that name: {found})"
 NOTHING_SUCCEEDED = (
     "no task of the phase has succeeded, so nothing it did can be what the phase set out to do"

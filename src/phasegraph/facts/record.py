@@ -18,6 +18,7 @@ from phasegraph.context import Context
 from phasegraph.facts.checks import evaluate_checks, in_words, owned_checks
 from phasegraph.facts.evidence import copied_inputs, misplaced_names, unsourced_numbers
 from phasegraph.facts.files import describe_files, request_files, resolved_paths, workspace_files
+from phasegraph.facts.formats import broken_formats
 from phasegraph.facts.request import asks_for_copy, asks_for_path, commands_named
 from phasegraph.facts.tools import (
     changed_files,
@@ -78,6 +79,9 @@ def round_facts(
         "copies": copies,
         "unsourced": unsourced,
         "misplaced": {path: [name, found] for path, (name, found) in misplaced.items()},
+        "malformed": broken_formats(
+            written, context, state.get("originals") or {}, state.get("new_files") or []
+        ),
         "to_write": to_write,
         "unwritten": [path for path in to_write if path not in done],
         "commands_unrun": [n for n in named if n not in ran],
@@ -112,6 +116,7 @@ def first_facts(state: State, context: Context, tools: Mapping[str, BaseTool]) -
         "copies": {},
         "unsourced": {},
         "misplaced": {},
+        "malformed": {},
         "to_write": to_write,
         "unwritten": to_write,
         "commands_unrun": [],

@@ -6,7 +6,7 @@ summary read it and recompute nothing. Paths are as the tools were given them un
 says they are resolved.
 """
 
-from typing import Any
+from typing import Any, NotRequired
 
 from typing_extensions import TypedDict
 
@@ -40,6 +40,8 @@ class RoundFacts(TypedDict):
     """Written files holding a number nothing shows, with the number."""
     misplaced: dict[str, Any]
     """Written files holding a file name where it is not: [name, [where such files are]]."""
+    malformed: NotRequired[dict[str, str]]
+    """Written files that no longer read as their format (JSON, INI, TOML), each with why."""
     to_write: list[str]
     """Files the request writes or changes, as the analysis names them (resolved)."""
     unwritten: list[str]

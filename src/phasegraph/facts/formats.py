@@ -1,0 +1,80 @@
+"""Whether a file reads as the format its name gives it: JSON, INI or TOML.
+
+A run that leaves such a file unreadable to its own kind of reader has broken it, whatever the
+request asked: a setting added above a file's first section, a JSON object left unclosed. Code
+can tell without knowing the request, by the file's suffix and the format's own parser.
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import PurePosixPath
+
+from phasegraph.context import Context
+from phasegraph.facts.files import file_text
+from phasegraph.state.result import clip
+from phasegraph.tools.workspace import Workspace, workspace_path
+
+#: The most of a parser's error a reason quotes.
+ERROR_CHARS = 160
+
+
+def _ini(text: str) -> None:
+    configparser.ConfigParser(interpolation=None).read_string(text)
+
+
+#: The formats known by a file's suffix: their name, and a reader that raises on a bad text.
+FORMATS: dict[str, tuple[str, Callable[[str], object]]] = {
+    ".json": ("JSON", json.loads),
+    ".ini": ("INI", _ini),
+    ".cfg": ("INI", _ini),
+    ".toml": ("TOML", tomllib.loads),
+}
+
+
+def format_error(path: str, text: str) -> str | None:
+    """Why ``text`` does not read as the format ``path``'s suffix names, in one line.
+
+    None when it reads, and when the suffix names no format code knows.
+    """
+    known = FORMATS.get(PurePosixPath(path).suffix.lower())
+    if known is None:
+        return None
+    name, read = known
+    try:
+        read(text)
+    except (ValueError, configparser.Error) as exc:  # JSON's and TOML's errors are ValueErrors
+        return f"does not read as {name}: {clip(str(exc), ERROR_CHARS)}"
+    return None
+
+
+def broken_formats(
+    written: Sequence[str],
+    context: Context,
+    originals: Mapping[str, str],
+    new_files: Sequence[str],
+) -> dict[str, str]:
+    """Files the run wrote that no longer read as their format, each with why; by path.
+
+    Only files code knows read before, or were not there: a file the request names that read
+    as its format when the run began (``originals``), or one it names that the run made
+    (``new_files``). A file that was already unreadable is not the run's doing, and one the
+    request does not name may have been either.
+    """
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    made = {workspace_path(space, name) for name in new_files}
+    broken: dict[str, str] = {}
+    for path in written:
+        rel = workspace_path(space, path)
+        if rel is None or (rel not in made and rel not in originals):
+            continue
+        if rel in originals and format_error(rel, originals[rel]) is not None:
+            continue
+        now = file_text(space, rel)
+        error = format_error(rel, now) if now is not None else None
+        if error:
+            broken[path] = error
+    return broken

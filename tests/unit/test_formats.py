@@ -1,0 +1,96 @@
+"""A file the run leaves unreadable as its format is not done (`guards.broken_format`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from phasegraph import Context, ScriptedChatModel, build_graph
+from phasegraph.facts.formats import broken_formats, format_error
+from phasegraph.guards import broken_format, default_guards
+
+from scripts import ANALYSIS, SUMMARY, final_state, judgement, phase, round_plan
+
+INI = "[server]\nhost = localhost\nport = 80\n\n[log]\nlevel = info\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "error"),
+    [
+        ("a.json", '{"a": 1}', None),
+        ("a.json", '{"a": 1', "does not read as JSON: Expecting ',' delimiter"),
+        ("a.json", "", "does not read as JSON: Expecting value"),
+        ("app.ini", INI, None),
+        ("app.ini", "timeout = 30\n" + INI, "does not read as INI: File contains no section"),
+        ("setup.cfg", INI + "level = debug\n", "does not read as INI: While reading from"),
+        ("p.toml", 'name = "x"\n[tool]\nv = 1\n', None),
+        ("P.TOML", "name = \n", "does not read as TOML: Invalid value"),
+        ("notes.txt", "{ not json", None),  # a suffix that names no format code knows
+        ("Makefile", "", None),
+    ],
+)
+def test_a_file_reads_as_the_format_its_suffix_names(
+    path: str, text: str, error: str | None
+) -> None:
+    found = format_error(path, text)
+    assert found == error if error is None else (found or "").startswith(error)
+    assert found is None or "\n" not in found
+
+
+def test_only_a_file_that_read_before_or_is_new_is_broken_by_the_run(tmp_path: Path) -> None:
+    context = Context(workspace=str(tmp_path))
+    for name in ("app.ini", "was_bad.ini", "unnamed.json", "new.json", "fine.json"):
+        (tmp_path / name).write_text("[broken")
+    (tmp_path / "fine.json").write_text("[1]")
+    originals = {"app.ini": INI.strip(), "was_bad.ini": "no section", "fine.json": "[]"}
+    written = ["./app.ini", "was_bad.ini", "unnamed.json", "new.json", "fine.json", "gone.json"]
+    broken = broken_formats(written, context, originals, ["new.json", "gone.json"])
+    assert set(broken) == {"./app.ini", "new.json"}
+    assert broken["./app.ini"].startswith("does not read as INI: File contains no section")
+
+
+def ini_run(ws: Path, *contents: str, judges: list[dict[str, Any]]) -> dict[str, Any]:
+    (ws / "app.ini").write_text(INI)
+    script = {
+        "request_analyser": [{**ANALYSIS, "task_type": "editing", "files_to_write": ["app.ini"]}],
+        "phase_planner": [{"phases": [phase("p1", rounds=3)], "execution_strategy": "one"}],
+        "plan_tool_call": [
+            round_plan((f"w{i}", "write_file", {"path": "app.ini", "content": text}))
+            for i, text in enumerate(contents)
+        ],
+        "judge_tasks": judges,
+        "summarizer": [SUMMARY],
+    }
+    graph = build_graph(model=ScriptedChatModel(script=script), checkpointer=InMemorySaver())
+    return final_state(
+        graph,
+        {"request": "In app.ini, add the setting timeout = 30 to the [server] section."},
+        {"configurable": {"thread_id": "ini"}},
+        context=Context(workspace=str(ws)),
+    )
+
+
+def test_a_phase_is_not_done_while_a_file_it_wrote_no_longer_reads_as_its_format(
+    tmp_path: Path,
+) -> None:
+    broken = "  ,timeout = 30\n" + INI
+    fixed = INI.replace("port = 80\n", "port = 80\ntimeout = 30\n")
+    out = ini_run(tmp_path, broken, fixed, judges=[judgement(), judgement()])
+    first, second = (r["judgement"] for r in out["rounds"])
+    assert first["phase_completed"] is False
+    assert first["overridden"].startswith(
+        "app.ini does not read as INI: File contains no section headers"
+    )
+    assert first["overridden"].endswith("a file the run leaves unreadable as its kind is not done")
+    assert second["phase_completed"] is True and "overridden" not in second
+    assert out["status"] == "completed"
+
+
+def test_without_the_workspace_tools_the_guard_is_not_among_the_defaults() -> None:
+    assert broken_format in default_guards(workspace=True)
+    assert broken_format not in default_guards(workspace=False)
+    # a record of an older version has no such field: nothing is broken
+    assert broken_format({}) is None  # type: ignore[typeddict-item]
