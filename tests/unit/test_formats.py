@@ -24,8 +24,14 @@ INI = "[server]\nhost = localhost\nport = 80\n\n[log]\nlevel = info\n"
         ("a.json", '{"a": 1', "does not read as JSON: Expecting ',' delimiter"),
         ("a.json", "", "does not read as JSON: Expecting value"),
         ("app.ini", INI, None),
-        ("app.ini", "timeout = 30\n" + INI, "does not read as INI: File contains no section"),
-        ("setup.cfg", INI + "level = debug\n", "does not read as INI: While reading from"),
+        (
+            "app.ini",
+            "  ,timeout = 30\n" + INI,
+            "does not read as INI: line 1 (',timeout = 30') comes before any [section] header",
+        ),
+        ("a.cfg", INI + "level = debug\n", "does not read as INI: 'level' is set twice in [log]"),
+        ("a.ini", "[a]\nx = 1\n[a]\n", "does not read as INI: [a] is there twice (line 3)"),
+        ("a.ini", "[a]\nx = 1\n  y\nnot a setting\n", "does not read as INI: line 4 ('not a"),
         ("p.toml", 'name = "x"\n[tool]\nv = 1\n', None),
         ("P.TOML", "name = \n", "does not read as TOML: Invalid value"),
         ("notes.txt", "{ not json", None),  # a suffix that names no format code knows
@@ -49,10 +55,12 @@ def test_only_a_file_that_read_before_or_is_new_is_broken_by_the_run(tmp_path: P
     written = ["./app.ini", "was_bad.ini", "unnamed.json", "new.json", "fine.json", "gone.json"]
     broken = broken_formats(written, context, originals, ["new.json", "gone.json"])
     assert set(broken) == {"./app.ini", "new.json"}
-    assert broken["./app.ini"].startswith("does not read as INI: File contains no section")
+    assert broken["./app.ini"].startswith("does not read as INI: line 1 ('[broken')")
 
 
-def ini_run(ws: Path, *contents: str, judges: list[dict[str, Any]]) -> dict[str, Any]:
+def ini_run(
+    ws: Path, *contents: str, judges: list[dict[str, Any]]
+) -> tuple[dict[str, Any], ScriptedChatModel]:
     (ws / "app.ini").write_text(INI)
     script = {
         "request_analyser": [{**ANALYSIS, "task_type": "editing", "files_to_write": ["app.ini"]}],
@@ -64,13 +72,14 @@ def ini_run(ws: Path, *contents: str, judges: list[dict[str, Any]]) -> dict[str,
         "judge_tasks": judges,
         "summarizer": [SUMMARY],
     }
-    graph = build_graph(model=ScriptedChatModel(script=script), checkpointer=InMemorySaver())
+    model = ScriptedChatModel(script=script)
+    graph = build_graph(model=model, checkpointer=InMemorySaver())
     return final_state(
         graph,
         {"request": "In app.ini, add the setting timeout = 30 to the [server] section."},
         {"configurable": {"thread_id": "ini"}},
         context=Context(workspace=str(ws)),
-    )
+    ), model
 
 
 def test_a_phase_is_not_done_while_a_file_it_wrote_no_longer_reads_as_its_format(
@@ -78,12 +87,15 @@ def test_a_phase_is_not_done_while_a_file_it_wrote_no_longer_reads_as_its_format
 ) -> None:
     broken = "  ,timeout = 30\n" + INI
     fixed = INI.replace("port = 80\n", "port = 80\ntimeout = 30\n")
-    out = ini_run(tmp_path, broken, fixed, judges=[judgement(), judgement()])
+    out, model = ini_run(tmp_path, broken, fixed, judges=[judgement(), judgement()])
     first, second = (r["judgement"] for r in out["rounds"])
     assert first["phase_completed"] is False
-    assert first["overridden"].startswith(
-        "app.ini does not read as INI: File contains no section headers"
-    )
+    said = "app.ini does not read as INI: line 1 (',timeout = 30') comes before any [section]"
+    assert first["overridden"].startswith(said)
+    # the next plan is told what to do about it, not left to find it in the judge's words
+    plans = [str(call[-1].content) for call in model.calls_of("plan_tool_call")]
+    step = f"- {said} header: write app.ini again so that it does"
+    assert step not in plans[0] and step in plans[1]
     assert first["overridden"].endswith("a file the run leaves unreadable as its kind is not done")
     assert second["phase_completed"] is True and "overridden" not in second
     assert out["status"] == "completed"

@@ -169,6 +169,14 @@ def write_the_path(path: str, name: str, found: Sequence[str]) -> str:
     return f"{path} holds {held}: write {path} again with the path"
 
 
+def write_readable(path: str, error: str) -> str:
+    """The step to write again a file that no longer reads as its format (`broken_formats`).
+
+    As with `write_from_a_tool`, the plan is told what is wrong and what to do instead.
+    """
+    return f"{path} {error}: write {path} again so that it does"
+
+
 def write_whole(path: str, why: str) -> str:
     """The step to write a file the work must make, from nothing: "write answer.txt with ...".
 

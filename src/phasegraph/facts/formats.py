@@ -7,6 +7,7 @@ can tell without knowing the request, by the file's suffix and the format's own 
 
 from __future__ import annotations
 
+import ast
 import configparser
 import json
 import tomllib
@@ -47,8 +48,24 @@ def format_error(path: str, text: str) -> str | None:
     try:
         read(text)
     except (ValueError, configparser.Error) as exc:  # JSON's and TOML's errors are ValueErrors
-        return f"does not read as {name}: {clip(str(exc), ERROR_CHARS)}"
+        return f"does not read as {name}: {clip(_in_words(exc), ERROR_CHARS)}"
     return None
+
+
+def _in_words(exc: Exception) -> str:
+    """A parser's error in one line; configparser's name a string source and span lines."""
+    match exc:
+        case configparser.MissingSectionHeaderError():
+            return f"line {exc.lineno} ({exc.line.strip()!r}) comes before any [section] header"
+        case configparser.DuplicateOptionError():
+            return f"{exc.option!r} is set twice in [{exc.section}] (line {exc.lineno})"
+        case configparser.DuplicateSectionError():
+            return f"[{exc.section}] is there twice (line {exc.lineno})"
+        case configparser.ParsingError() if exc.errors:
+            lineno, shown = exc.errors[0]  # the line as its repr
+            line = str(ast.literal_eval(shown) if isinstance(shown, str) else shown).strip()
+            return f"line {lineno} ({line!r}) is neither a [section] header nor a setting"
+    return str(exc)
 
 
 def broken_formats(

@@ -24,12 +24,13 @@ from phasegraph.facts.checks import (
     owned_checks,
     to_do,
     write_from_a_tool,
+    write_readable,
     write_the_path,
     write_whole,
 )
 from phasegraph.facts.record import first_facts
 from phasegraph.facts.tools import runs_programs
-from phasegraph.guards import Guard, bare_name_for_path, unsourced_number
+from phasegraph.guards import Guard, bare_name_for_path, broken_format, unsourced_number
 from phasegraph.models.structured import StageCall, call_structured
 from phasegraph.nodes.deps import Deps, context_of, phase_allowed_tools
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
@@ -167,6 +168,7 @@ def plan_checks(
     unwritten: Sequence[str] = (),
     unsourced: Mapping[str, str] | None = None,
     misplaced: Mapping[str, tuple[str, list[str]]] | None = None,
+    malformed: Mapping[str, str] | None = None,
 ) -> str:
     """The phase's checks for its plan: each with its result, and what is still to do.
 
@@ -174,7 +176,8 @@ def plan_checks(
     `unwritten_files`); each is a step of its own unless a check already asks for it.
     ``unsourced``: written files holding a number no tool showed (see `unsourced_numbers`),
     each a step to write it again, as a judge of the phase will be held to it; ``misplaced``:
-    those holding a file's name where the request asks for a path (see `misplaced_names`).
+    those holding a file's name where the request asks for a path (see `misplaced_names`);
+    ``malformed``: those that no longer read as their format (see `broken_formats`).
     """
     space = Workspace(context.workspace)
 
@@ -192,6 +195,7 @@ def plan_checks(
     ]
     steps += [write_from_a_tool(path, value) for path, value in (unsourced or {}).items()]
     steps += [write_the_path(path, *held) for path, held in (misplaced or {}).items()]
+    steps += [write_readable(path, error) for path, error in (malformed or {}).items()]
     shown = prompts.PHASE_CHECKS.format(checks=check_lines(owned)) if owned else ""
     todo = "\n".join(f"- {step}" for step in steps)
     return shown + (prompts.STILL_TO_DO.format(todo=todo) if steps else "")
@@ -204,21 +208,24 @@ def _last_work(
     allowed: Sequence[str],
     available: Mapping[str, BaseTool],
     guards: Sequence[Guard],
-) -> tuple[list[str], dict[str, str], dict[str, tuple[str, list[str]]]]:
-    """What the last phase must still write, from the facts: files, numbers, paths.
+) -> tuple[list[str], dict[str, str], dict[str, tuple[str, list[str]]], dict[str, str]]:
+    """What the work must still write, from the facts: files, numbers, paths, broken files.
 
     Each only where its judge is held to it, by a guard among ``guards``: a number where the
     phase may run a program (`guards.unsourced_number`), a path where the request asks for one
-    (`guards.bare_name_for_path`); files not written yet in any case.
+    (`guards.bare_name_for_path`), a file readable as its format again in any phase
+    (`guards.broken_format`); files not written yet in any case. All but the last in the last
+    phase only.
     """
-    if not is_last_phase(state, phase):
-        return [], {}, {}
     held = set(guards)
+    broken = dict(facts.get("malformed") or {}) if broken_format in held else {}
+    if not is_last_phase(state, phase):
+        return [], {}, {}, broken
     runs = any(runs_programs(available.get(name)) for name in allowed)
     unsourced = dict(facts["unsourced"]) if runs and unsourced_number in held else {}
     misplaced = {path: (name, found) for path, (name, found) in facts["misplaced"].items()}
     paths = misplaced if facts["asks_for_path"] and bare_name_for_path in held else {}
-    return list(facts["unwritten"]), unsourced, paths
+    return list(facts["unwritten"]), unsourced, paths, broken
 
 
 def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
