@@ -95,9 +95,9 @@ def copied_input(facts: RoundFacts) -> str | None:
 def broken_format(facts: RoundFacts) -> str | None:
     """A file the run wrote no longer reads as its format (JSON, INI, TOML) by its own parser.
 
-    Only a file that read as its format when the run began, or that the run made
-    (`facts.formats.broken_formats`): whatever the request asked, the file is broken. Why:
-    docs/traces.md.
+    Only a file the request names that read as its format when the run began, or that the run
+    made (`facts.formats.broken_formats`): whatever the request asked, the file is broken.
+    Why: docs/traces.md.
     """
     broken = facts.get("malformed") or {}
     if broken:

@@ -29,9 +29,13 @@ INI = "[server]\nhost = localhost\nport = 80\n\n[log]\nlevel = info\n"
             "  ,timeout = 30\n" + INI,
             "does not read as INI: line 1 (',timeout = 30') comes before any [section] header",
         ),
-        ("a.cfg", INI + "level = debug\n", "does not read as INI: 'level' is set twice in [log]"),
-        ("a.ini", "[a]\nx = 1\n[a]\n", "does not read as INI: [a] is there twice (line 3)"),
-        ("a.ini", "[a]\nx = 1\n  y\nnot a setting\n", "does not read as INI: line 4 ('not a"),
+        ("a.ini", "[a]\nx = 1\n= 2\n", "does not read as INI: line 3 ('= 2') is neither a"),
+        # as lenient as INI readers are: a key twice, a key without a value, a byte-order mark
+        ("php.ini", "[a]\nextension=x\nextension=y\nKey=1\nkey=2\n[a]\n", None),
+        ("my.ini", "[mysqld]\nskip-networking\n", None),
+        ("a.ini", "\ufeff[s]\nx = 1\n", None),
+        ("haproxy.cfg", "global\n    daemon\n", None),  # .cfg names no one format
+        ("deep.json", "[" * 5000 + "]" * 5000, None),  # too deep for the parser: not known
         ("p.toml", 'name = "x"\n[tool]\nv = 1\n', None),
         ("P.TOML", "name = \n", "does not read as TOML: Invalid value"),
         ("notes.txt", "{ not json", None),  # a suffix that names no format code knows
@@ -54,8 +58,11 @@ def test_only_a_file_that_read_before_or_is_new_is_broken_by_the_run(tmp_path: P
     originals = {"app.ini": INI.strip(), "was_bad.ini": "no section", "fine.json": "[]"}
     written = ["./app.ini", "was_bad.ini", "unnamed.json", "new.json", "fine.json", "gone.json"]
     broken = broken_formats(written, context, originals, ["new.json", "gone.json"])
-    assert set(broken) == {"./app.ini", "new.json"}
-    assert broken["./app.ini"].startswith("does not read as INI: line 1 ('[broken')")
+    assert set(broken) == {"app.ini", "new.json"}  # by workspace path, each once
+    assert broken["app.ini"].startswith("does not read as INI: line 1 ('[broken')")
+    assert broken_formats(["app.ini", "./app.ini"], context, originals, []) == {
+        "app.ini": broken["app.ini"]
+    }
 
 
 def ini_run(

@@ -1,8 +1,9 @@
 """Whether a file reads as the format its name gives it: JSON, INI or TOML.
 
 A run that leaves such a file unreadable to its own kind of reader has broken it, whatever the
-request asked: a setting added above a file's first section, a JSON object left unclosed. Code
-can tell without knowing the request, by the file's suffix and the format's own parser.
+request asked for it: a setting added above a file's first section, a JSON object left
+unclosed. Code can tell by the file's suffix and the format's own parser, as lenient as the
+readers of the format are (an INI key given twice, or without a value, is read).
 """
 
 from __future__ import annotations
@@ -24,14 +25,17 @@ ERROR_CHARS = 160
 
 
 def _ini(text: str) -> None:
-    configparser.ConfigParser(interpolation=None).read_string(text)
+    # as lenient as INI readers commonly are: a key given twice (php.ini's extension lines)
+    # or without a value (my.ini's skip-networking) is read
+    parser = configparser.ConfigParser(interpolation=None, strict=False, allow_no_value=True)
+    parser.read_string(text)
 
 
 #: The formats known by a file's suffix: their name, and a reader that raises on a bad text.
+#: (Not .cfg: many such files are not INI, haproxy's and grub's among them.)
 FORMATS: dict[str, tuple[str, Callable[[str], object]]] = {
     ".json": ("JSON", json.loads),
     ".ini": ("INI", _ini),
-    ".cfg": ("INI", _ini),
     ".toml": ("TOML", tomllib.loads),
 }
 
@@ -39,16 +43,20 @@ FORMATS: dict[str, tuple[str, Callable[[str], object]]] = {
 def format_error(path: str, text: str) -> str | None:
     """Why ``text`` does not read as the format ``path``'s suffix names, in one line.
 
-    None when it reads, and when the suffix names no format code knows.
+    None when it reads, when the suffix names no format code knows, and when the parser fails
+    otherwise than on the text's form (a nesting too deep for it, say). A leading byte-order
+    mark is read past, as readers of these formats commonly do.
     """
     known = FORMATS.get(PurePosixPath(path).suffix.lower())
     if known is None:
         return None
     name, read = known
     try:
-        read(text)
+        read(text.removeprefix("\ufeff"))
     except (ValueError, configparser.Error) as exc:  # JSON's and TOML's errors are ValueErrors
         return f"does not read as {name}: {clip(_in_words(exc), ERROR_CHARS)}"
+    except Exception:  # RecursionError on deep nesting: not known to be broken
+        return None
     return None
 
 
@@ -57,10 +65,6 @@ def _in_words(exc: Exception) -> str:
     match exc:
         case configparser.MissingSectionHeaderError():
             return f"line {exc.lineno} ({exc.line.strip()!r}) comes before any [section] header"
-        case configparser.DuplicateOptionError():
-            return f"{exc.option!r} is set twice in [{exc.section}] (line {exc.lineno})"
-        case configparser.DuplicateSectionError():
-            return f"[{exc.section}] is there twice (line {exc.lineno})"
         case configparser.ParsingError() if exc.errors:
             lineno, shown = exc.errors[0]  # the line as its repr
             line = str(ast.literal_eval(shown) if isinstance(shown, str) else shown).strip()
@@ -74,12 +78,13 @@ def broken_formats(
     originals: Mapping[str, str],
     new_files: Sequence[str],
 ) -> dict[str, str]:
-    """Files the run wrote that no longer read as their format, each with why; by path.
+    """Files the run wrote that no longer read as their format, each with why; by workspace path.
 
     Only files code knows read before, or were not there: a file the request names that read
-    as its format when the run began (``originals``), or one it names that the run made
-    (``new_files``). A file that was already unreadable is not the run's doing, and one the
-    request does not name may have been either.
+    as its format when the run began (``originals``: the first few it names, each of
+    `files.ORIGINAL_BYTES` at most), or one it names that the run made (``new_files``). A
+    file that was already unreadable is not the run's doing, and one the request does not name
+    may have been either. A file over `files.COPY_COMPARED_BYTES` now is not read.
     """
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     made = {workspace_path(space, name) for name in new_files}
@@ -93,5 +98,5 @@ def broken_formats(
         now = file_text(space, rel)
         error = format_error(rel, now) if now is not None else None
         if error:
-            broken[path] = error
+            broken[rel] = error
     return broken

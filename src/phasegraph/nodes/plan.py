@@ -213,9 +213,9 @@ def _last_work(
 
     Each only where its judge is held to it, by a guard among ``guards``: a number where the
     phase may run a program (`guards.unsourced_number`), a path where the request asks for one
-    (`guards.bare_name_for_path`), a file readable as its format again in any phase
-    (`guards.broken_format`); files not written yet in any case. All but the last in the last
-    phase only.
+    (`guards.bare_name_for_path`), files not written yet in any case: these in the last phase
+    only; and in any phase, files to make readable as their format again
+    (`guards.broken_format`).
     """
     held = set(guards)
     broken = dict(facts.get("malformed") or {}) if broken_format in held else {}
