@@ -49,12 +49,6 @@ class Task(Result):
         return renamed(data, args="arguments")
 
 
-#: The most a round's reasoning is decoded to under a grammar: room for a model that restates
-#: the phase and the files before it says what to do next, so that the grammar does not end the
-#: reasoning mid-sentence and leave the tasks to go on from it (docs/traces.md).
-REASONING_CHARS = 600
-
-
 class RoundPlan(Result):
     """What `plan` returns: the tool calls of one round."""
 
@@ -64,7 +58,7 @@ class RoundPlan(Result):
         default="",
         description="What earlier rounds and the checks show, and what this round must do next, "
         "in a sentence or two.",
-        json_schema_extra=at_most(REASONING_CHARS),
+        json_schema_extra=at_most(300),
     )
     tasks: list[Task] = Field(min_length=1, max_length=MAX_TASKS_PER_ROUND)
 
