@@ -426,10 +426,14 @@ def test_the_clis_ctrl_c_stops_work_while_a_command_runs_and_not_after() -> None
     from phasegraph.cli import _stop_work_on_interrupt
     from phasegraph.tools.stopping import STOPPING
 
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    with pytest.raises(KeyboardInterrupt), _stop_work_on_interrupt():
-        assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(1)  # the handler runs at once; not reached
-    assert not STOPPING.is_set()
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # as Python sets it up in a terminal; a job started in the background has Ctrl-C ignored
+    started_with = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt), _stop_work_on_interrupt():
+            assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1)  # the handler runs at once; not reached
+        assert not STOPPING.is_set()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, started_with)
