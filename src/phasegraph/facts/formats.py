@@ -56,7 +56,7 @@ def format_error(path: str, text: str) -> str | None:
     except (ValueError, configparser.Error) as exc:  # JSON's and TOML's errors are ValueErrors
         return f"does not read as {name}: {clip(_in_words(exc), ERROR_CHARS)}"
     except Exception:  # RecursionError on deep nesting: not known to be broken
-        return None
+        pass
     return None
 
 

@@ -41,7 +41,7 @@ class RoundFacts(TypedDict):
     misplaced: dict[str, Any]
     """Written files holding a file name where it is not: [name, [where such files are]]."""
     malformed: NotRequired[dict[str, str]]
-    """Written files that no longer read as their format (JSON, INI, TOML), each with why."""
+    """Written files no longer read as their format (JSON, INI, TOML), with why (resolved)."""
     to_write: list[str]
     """Files the request writes or changes, as the analysis names them (resolved)."""
     unwritten: list[str]
