@@ -83,7 +83,8 @@ Checks this phase must make true, evaluated by code (the phase is not done while
 {checks}
 """
 
-STILL_TO_DO = """Still to do, so plan it now:
+STILL_TO_DO = """
+Still to do, so plan it now:
 {todo}
 """
 
@@ -235,6 +236,9 @@ GET_IT_FROM_A_TOOL = (
     ": worked out without a tool, it is not known to be right; get it from a tool whose output "
     "shows it (a program that counts or computes, with {runner}), then write that"
 )
+#: Why a file the run made is to be written whole again (`facts.checks.to_do`).
+MADE_SHORT = "this run made it, and what it holds falls short of its checks"
+
 BROKEN_FORMAT = "{path} {error}: a file the run leaves unreadable as its kind is not done"
 NOT_A_PATH = "{name!r} is not a path in the workspace (a file of that name: {found})"
 NOTHING_SUCCEEDED = (

@@ -18,6 +18,7 @@ from phasegraph.facts.checks import to_do
 from phasegraph.facts.evidence import copied_inputs
 from phasegraph.facts.files import describe_files, file_originals, fully_shown_files
 from phasegraph.facts.request import commands_named
+from phasegraph.nodes.plan import plan_checks
 from phasegraph.report import render
 from phasegraph.tools.commands import DEFAULT_ALLOWED_COMMANDS
 
@@ -80,6 +81,10 @@ def test_a_failing_check_keeps_the_phase_open_and_its_detail_reaches_the_next_pl
     assert "out.txt holds 'nope', not 'hello'" in first["judgement"]["overridden"]
     plans = model.calls_of("plan_tool_call")
     assert "FAILS: out.txt holds 'nope', not 'hello'" in plans[1][-1].content
+    # the run made out.txt: the step is to write it whole again, not to add the checked text
+    assert "\nStill to do, so plan it now:\n- write out.txt with what the request asks it to " \
+        "hold (this run made it" in plans[1][-1].content
+    assert "make out.txt contain" not in plans[1][-1].content
     # round 2 made it true: the judge's completion stands
     assert second["judgement"]["phase_completed"] is True
     assert out["status"] == "completed" and out["shortfalls"] == []
@@ -301,6 +306,14 @@ def test_a_file_still_to_write_is_one_step_that_names_no_checked_text() -> None:
         "make full.txt contain 'alpha' (full.txt does not exist)",
         "make full.txt contain 'delta' (full.txt does not exist)",
     ]
+    # unless this run made it: then it is written whole again, naming no text, and a file
+    # the run did not make is still edited
+    made = {"full.txt"}.__contains__
+    assert to_do(checks[:2] + checks[3:4], lambda path: False, made) == [
+        "write full.txt with what the request asks it to hold (this run made it, and what it "
+        "holds falls short of its checks)",
+        "make notes.txt contain 'y' (notes.txt holds 'x', not 'y')",
+    ]
     # a file that must hold some text is one step too
     assert to_do(checks[2:3], absent) == [
         "write full.txt with what the request asks it to hold (full.txt does not exist)"
@@ -314,6 +327,19 @@ def test_a_file_still_to_write_is_one_step_that_names_no_checked_text() -> None:
     # a path that must only exist may be a folder: it is only to be created
     dist = failing("exists", "dist", "dist does not exist")
     assert to_do([dist], {"dist"}.__contains__) == ["create dist (dist does not exist)"]
+
+
+def test_the_steps_still_to_do_open_a_line_of_their_own(tmp_path: Path) -> None:
+    # the plan prompt puts them right after the history, whose last output ends no line
+    context = Context(workspace=str(tmp_path))
+    steps = plan_checks([], context, unwritten=["out.txt"])
+    assert steps.startswith("\nStill to do, so plan it now:\n- write out.txt with")
+    check = {"kind": "exists", "path": "out.txt", "text": "", "pattern": "", "passed": False,
+             "detail": "out.txt does not exist", "id": "c1", "label": "exists:out.txt"}  # fmt: skip
+    shown = plan_checks([check], context)
+    assert "\nChecks this phase must make true" in shown
+    after = ": FAILS: out.txt does not exist\nStill to do, so plan it now:\n- create out.txt"
+    assert after in shown
 
 
 def test_caller_checks_come_first_and_an_analysis_copy_is_not_added(tmp_path: Path) -> None:

@@ -126,13 +126,20 @@ def whole_text(text: str) -> str:
     return f"{text[:WHOLE_TEXT_SHOWN]!r}... ({len(text)} characters, {lines} lines in all)"
 
 
-def to_do(checks: Iterable[CheckRecord], missing: Callable[[str], bool]) -> list[str]:
-    """What the failing checks ask of the work, as steps; a file not there yet is one step.
+def to_do(
+    checks: Iterable[CheckRecord],
+    missing: Callable[[str], bool],
+    made: Callable[[str], bool] = lambda path: False,
+) -> list[str]:
+    """What the failing checks ask of the work, as steps; a file to write whole is one step.
 
-    The step for a file not there yet names no text (the check lines above it still say what
-    code looks for); it is `write_whole`: a step that names the texts a file's checks look for
-    can be taken for the file's whole content. ``missing``: whether a path is not there now (a
-    check's detail may date from an earlier phase). Why: docs/traces.md.
+    A file not there yet is one step, and so is a file this run made (``made``: the request
+    named it and it was not there when the run began) whose texts fall short of its checks:
+    `write_whole`, naming no text (the check lines above it still say what code looks for). A
+    step per text looked for, or one naming them, can be taken for the file's whole content;
+    and a file the run made holds nothing of the user's that writing it again could lose.
+    ``missing``: whether a path is not there now (a check's detail may date from an earlier
+    phase). Why: docs/traces.md.
     """
     open_checks = failing(checks)
     # a path with checks of what it holds is a file (one with only "exists" may be a folder)
@@ -141,12 +148,25 @@ def to_do(checks: Iterable[CheckRecord], missing: Callable[[str], bool]) -> list
         for c in open_checks
         if c["kind"] in ("contains", "matches", "equals", "number", "copy") and missing(c["path"])
     }
-    steps: list[str] = []
     steps = [
         write_whole(path, absent(path))
         for path in dict.fromkeys(c["path"] for c in open_checks if c["path"] in new_files)
     ]
-    return steps + [still_to_do(c) for c in open_checks if c["path"] not in new_files]
+    short = {
+        c["path"]
+        for c in open_checks
+        if c["kind"] in ("contains", "matches") and c["path"] not in new_files and made(c["path"])
+    }
+    steps += [
+        write_whole(path, prompts.MADE_SHORT)
+        for path in dict.fromkeys(c["path"] for c in open_checks if c["path"] in short)
+    ]
+    return steps + [
+        still_to_do(c)
+        for c in open_checks
+        if c["path"] not in new_files
+        and not (c["path"] in short and c["kind"] in ("contains", "matches"))
+    ]
 
 
 def write_from_a_tool(path: str, value: str) -> str:
@@ -178,7 +198,7 @@ def write_readable(path: str, error: str) -> str:
 
 
 def write_whole(path: str, why: str) -> str:
-    """The step to write a file the work must make, from nothing: "write answer.txt with ...".
+    """The step to write a file the work makes, whole: "write answer.txt with ...".
 
     The step says "with what the request asks it to hold", then ``why`` (a check's detail, in
     brackets): it points the work at the request, not at an input to copy whole, and it does

@@ -169,6 +169,7 @@ def plan_checks(
     unsourced: Mapping[str, str] | None = None,
     misplaced: Mapping[str, tuple[str, list[str]]] | None = None,
     malformed: Mapping[str, str] | None = None,
+    made: Sequence[str] = (),
 ) -> str:
     """The phase's checks for its plan: each with its result, and what is still to do.
 
@@ -178,6 +179,7 @@ def plan_checks(
     each a step to write it again, as a judge of the phase will be held to it; ``misplaced``:
     those holding a file's name where the request asks for a path (see `misplaced_names`);
     ``malformed``: those that no longer read as their format (see `broken_formats`).
+    ``made``: the files the request names that were not there when the run began (``new_files``).
     """
     space = Workspace(context.workspace)
 
@@ -185,7 +187,12 @@ def plan_checks(
         rel = workspace_path(space, path)
         return rel is not None and not os.path.lexists(space.real_root / rel)
 
-    steps = to_do(owned, missing)
+    made_here = {workspace_path(space, path) for path in made} - {None}
+
+    def made_by_run(path: str) -> bool:
+        return workspace_path(space, path) in made_here and not missing(path)
+
+    steps = to_do(owned, missing, made_by_run)
     asked = {workspace_path(space, c["path"]) for c in failing(owned)}
     steps += [
         write_whole(path, absent(path)) if missing(path) else f"change {path} as the request asks "
@@ -198,7 +205,10 @@ def plan_checks(
     steps += [write_readable(path, error) for path, error in (malformed or {}).items()]
     shown = prompts.PHASE_CHECKS.format(checks=check_lines(owned)) if owned else ""
     todo = "\n".join(f"- {step}" for step in steps)
-    return shown + (prompts.STILL_TO_DO.format(todo=todo) if steps else "")
+    if not steps:
+        return shown
+    # the list opens a line of its own, after the checks or after the history's last output
+    return shown.rstrip("\n") + prompts.STILL_TO_DO.format(todo=todo)
 
 
 def _last_work(
@@ -323,7 +333,7 @@ def _messages(
         "phase_goal": phase["goal"],
         "round": state.get("phase_round", 0) + 1,
         "round_limit": round_limit(phase, limits_of(state)),
-        "checks": plan_checks(owned, context, *last_work),
+        "checks": plan_checks(owned, context, *last_work, made=state.get("new_files") or []),
         "tools": describe_tools(available[t] for t in tools),
         "workspace": facts["workspace"],
         "named": facts["named"],
