@@ -15,6 +15,7 @@ from typing import Any
 
 from phasegraph import prompts
 from phasegraph.state import RoundRecord, TaskResult
+from phasegraph.state.result import clip
 
 # SPEC section 4 thresholds.
 REPEATS_TO_FIRE = 2  # the same call executed twice in a phase
@@ -110,7 +111,8 @@ def consecutive_failures(window: Sequence[RoundRecord]) -> Fired | None:
             streak = []
     if len(streak) >= FAILURES_IN_A_ROW:
         last = streak[-FAILURES_IN_A_ROW:]
-        calls = "; ".join(f"{r['tool']}: {r['status']} ({r['output'][:80]})" for r in last)
+        # each output on one line and cut between words: the reason is read in a prompt
+        calls = "; ".join(f"{r['tool']}: {r['status']} ({clip(r['output'], 80)})" for r in last)
         return Fired("consecutive_failures", f"{len(streak)} tasks failed in a row: {calls}.")
     return None
 
