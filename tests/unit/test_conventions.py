@@ -9,7 +9,7 @@ import dataclasses
 import hashlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
@@ -17,6 +17,7 @@ from langgraph.types import Command
 
 from phasegraph import Context, ScriptedChatModel, build_graph
 from phasegraph.errors import ConfigurationError, ThreadStateError
+from phasegraph.state import State
 
 from scripts import ANALYSIS, SUMMARY, judgement, phases, round_plan
 
@@ -50,6 +51,14 @@ def test_the_input_and_output_are_declared_schemas() -> None:
     # Studio's form knows each limit before a run is refused for it
     assert (settings["max_steps"]["minimum"], settings["max_steps"]["maximum"]) == (1, 10_000)
     assert settings["max_phases"]["maximum"] == 5
+
+
+def test_the_state_a_server_shows_is_the_state_schema_alone() -> None:
+    # the LangGraph server's state schema (Studio's state view) is the graph's stream channels:
+    # a task's input, which run_task is sent, is not a field of the state
+    graph = graph_for()
+    assert set(graph.stream_channels_list) == set(get_type_hints(State))
+    assert not {"task", "journal_key", "timeout_s", "last_wave"} & set(graph.channels)
 
 
 def test_a_run_gives_back_its_output_not_its_internal_state(tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ from phasegraph.nodes import (
 )
 from phasegraph.nodes.deps import Deps
 from phasegraph.progress import emit
-from phasegraph.state import InputState, OutputState, State, TaskInput
+from phasegraph.state import InputState, OutputState, State
 from phasegraph.tools.builtin import Toolbox
 
 NodeFn = Callable[[Any, Runtime[Context], Deps], Any]
@@ -120,11 +120,12 @@ def _wired(deps: Deps) -> StateGraph[State, Context, InputState, OutputState]:
     builder.add_node("phase_plan", _bind(phase_plan.phase_plan, deps, announced=True))
     builder.add_node("plan", _bind(plan.plan, deps, announced=True))
     builder.add_node("execute", _bind(execute.execute, deps))
-    # run_task goes on by a Command (see routing.route_after_run_task), to one of these
+    # run_task goes on by a Command (see routing.route_after_run_task), to one of these. It is
+    # given a `TaskInput` by the Send, as is; declared as its input schema, TaskInput's keys
+    # would be channels of the graph's state, and the server's state schema would list them.
     builder.add_node(
         "run_task",
         run_task.cancellable(_bind(run_task.run_task, deps)),
-        input_schema=TaskInput,
         destinations={"execute": "next wave", "judge": "last wave done"},
     )
     builder.add_node("judge", _bind(judge.judge, deps, announced=True))
