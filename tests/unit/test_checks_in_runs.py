@@ -511,6 +511,29 @@ def test_a_write_planned_beside_a_read_waits_for_the_next_round(tmp_path: Path) 
     assert 'w write_file({"path": "sum.txt"})' in later  # not its content: small models copy it
 
 
+def test_once_the_run_has_read_a_write_beside_a_read_runs_in_a_later_phase_too(
+    tmp_path: Path,
+) -> None:
+    # a new phase (a replan's, or the plan's next) would otherwise hold its first write again:
+    # the 1.5B model's right rewrite of greet.py was held in two phases running
+    (tmp_path / "numbers.txt").write_text("1\n2\n")
+    read = round_plan(("r", "read_file", {"path": "numbers.txt"}))
+    both = round_plan(
+        ("r2", "read_file", {"path": "numbers.txt"}),
+        ("w", "write_file", {"path": "sum.txt", "content": "3"}),
+    )
+    steps = script(
+        request_analyser=[{**ANALYSIS, "task_type": "coding"}],
+        phase_planner=[phases("p1", "p2")],
+        plan_tool_call=[read, both],
+        judge_tasks=[DONE, DONE],
+    )
+    out, _, _ = start(tmp_path, steps, ["contains:sum.txt:3"])
+    assert [r["phase_id"] for r in out["rounds"]] == ["p1", "p2"]
+    assert [r["status"] for r in out["rounds"][1]["results"]] == ["ok", "ok"]
+    assert (tmp_path / "sum.txt").read_text() == "3" and out["status"] == "completed"
+
+
 def test_a_write_beside_a_read_waits_even_when_the_prompt_showed_the_file_whole(
     tmp_path: Path,
 ) -> None:

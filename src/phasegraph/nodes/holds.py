@@ -41,9 +41,10 @@ def blind_writes(
     A plan's arguments are fixed when it is made, so a file written in the round that reads
     cannot hold what the reads return, with or without a depends_on between them. Such a write
     is not run; the next plan has the reads' output. A round of writes alone runs as planned,
-    and so does a call that declares neither. Once an earlier round of the phase has read (in
-    ``earlier``), a write beside reads runs: its plan had those outputs, and a model that plans
-    a read beside every write would otherwise never write. A read of a file the prompt showed
+    and so does a call that declares neither. Once an earlier round of the run has read (in
+    ``earlier``), a write beside reads runs: its plan, or an earlier phase's, had those
+    outputs, and a model that plans a read beside every write would otherwise never write (nor
+    write in the first round of each new phase). A read of a file the prompt showed
     whole still holds the writes beside it, so that the next plan has the read's output in its
     history as well. ``shown``: reading tools whose output the plan's prompt already held, which
     hold nothing back: the workspace's listing, where the prompt lists it whole (a write held
