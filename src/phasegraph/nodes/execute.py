@@ -37,6 +37,7 @@ from phasegraph.nodes.holds import (
     failed_before,
     made_by,
     one_file_in_plan_order,
+    reads_made_before,
     reads_of_nothing,
     repeated_calls,
     unseen_overwrites,
@@ -45,7 +46,7 @@ from phasegraph.nodes.judgement import round_stopped
 from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
 from phasegraph.progress import emit
 from phasegraph.state import State, TaskInput, TaskResult, ToolViolation
-from phasegraph.state.reading import current_phase, planned_tasks, run_results
+from phasegraph.state.reading import current_phase, phase_window, planned_tasks, run_results
 from phasegraph.storage.journal import journal_key
 from phasegraph.tools.constraints import refusal_reason
 from phasegraph.tools.workspace import Workspace
@@ -80,10 +81,11 @@ def _holds(
 ) -> tuple[dict[str, str], dict[str, str]]:
     """The round's tasks held back, with why, and its repeated reads, with the read repeated."""
     tasks = planned_tasks(state)
-    earlier = (r for record in state.get("rounds") or [] for r in record["results"])
+    earlier = (r for record in phase_window(state) for r in record["results"])
     listing = listing_tools(available) if listed_whole(context, available) else set()
     nothing = reads_of_nothing(tasks, available, space)
-    blind = blind_writes(tasks, available, earlier, listing, nothing)
+    again = reads_made_before(tasks, available, state.get("rounds") or [])
+    blind = blind_writes(tasks, available, earlier, listing, nothing | again)
     seen = run_results(state)
     blind |= unseen_overwrites(tasks, available, seen, state, context)
     blind |= failed_before(tasks, available, seen)
