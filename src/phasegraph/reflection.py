@@ -112,7 +112,10 @@ def consecutive_failures(window: Sequence[RoundRecord]) -> Fired | None:
     if len(streak) >= FAILURES_IN_A_ROW:
         last = streak[-FAILURES_IN_A_ROW:]
         # each output on one line and cut between words: the reason is read in a prompt
-        calls = "; ".join(f"{r['tool']}: {r['status']} ({clip(r['output'], 80)})" for r in last)
+        calls = "; ".join(
+            f"{r['tool']}: {r['status']} ({clip(r['output'], 80, between_words=True)})"
+            for r in last
+        )
         return Fired("consecutive_failures", f"{len(streak)} tasks failed in a row: {calls}.")
     return None
 

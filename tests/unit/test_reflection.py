@@ -97,13 +97,14 @@ class TestThresholds:
     def test_consecutive_failures_name_each_output_on_one_line_cut_between_words(self) -> None:
         fail = ("fail", {}, "failed")
         rounds = [record(1, [fail, fail, fail])]
-        rounds[0]["results"][2]["output"] = "Traceback:\n  File x\n" + "word " * 40
-        fired = reflection.consecutive_failures(rounds)
-        assert fired is not None
-        last = fired.reason.split("; ")[-1]
-        assert "\n" not in fired.reason
-        assert last.startswith("fail: failed (Traceback: File x word word")
-        assert last.endswith(" word...).")
+        for name in ("x", "xy", "xyz", "wxyz", "vwxyz"):  # each puts the cut elsewhere in a word
+            rounds[0]["results"][2]["output"] = f"Traceback:\n  File {name}\n" + "word " * 40
+            fired = reflection.consecutive_failures(rounds)
+            assert fired is not None
+            last = fired.reason.split("; ")[-1]
+            assert "\n" not in fired.reason
+            assert last.startswith(f"fail: failed (Traceback: File {name} word word")
+            assert last.endswith(" word...).")
 
     def test_consecutive_failures_broken_by_a_success(self) -> None:
         fail = ("fail", {}, "failed")

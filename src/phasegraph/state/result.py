@@ -36,10 +36,19 @@ def whole_sentences(text: str, bound: int) -> str:
     return (kept.rsplit(None, 1)[0] if " " in kept else kept) + "\u2026"
 
 
-def clip(text: str, chars: int) -> str:
-    """``text`` on one line, cut to ``chars`` characters with an ellipsis."""
+def clip(text: str, chars: int, *, between_words: bool = False) -> str:
+    """``text`` on one line, cut to ``chars`` characters with an ellipsis.
+
+    ``between_words``: the cut falls after the last whole word that fits (within a word, when
+    the first word alone is longer).
+    """
     text = " ".join(text.split())
-    return text if len(text) <= chars else text[: chars - 3].rstrip() + "..."
+    if len(text) <= chars:
+        return text
+    cut = text[: chars - 3]
+    if between_words and text[chars - 3] != " " and " " in cut:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip() + "..."
 
 
 def at_most(chars: int) -> dict[str, Any]:
