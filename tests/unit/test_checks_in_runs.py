@@ -511,34 +511,24 @@ def test_a_write_planned_beside_a_read_waits_for_the_next_round(tmp_path: Path) 
     assert 'w write_file({"path": "sum.txt"})' in later  # not its content: small models copy it
 
 
-def test_a_write_beside_a_read_the_run_made_before_runs_in_a_later_phase(
-    tmp_path: Path,
-) -> None:
-    # a new phase (a replan's, or the plan's next) would otherwise hold its first write again
-    # beside the same read: the 1.5B model's right rewrite of greet.py was held in two phases
-    # running; a read the run has not made before still holds it
+def test_a_new_phase_holds_a_write_beside_a_read_the_run_made_before(tmp_path: Path) -> None:
+    # its plan's history is its own phase's: the earlier phase's output is not in it. Let
+    # through, such a write ended a held-back run `completed` over a failed checker (H8)
     (tmp_path / "numbers.txt").write_text("1\n2\n")
-    (tmp_path / "more.txt").write_text("4\n")
     read = round_plan(("r", "read_file", {"path": "numbers.txt"}))
     both = round_plan(
         ("r2", "read_file", {"path": "numbers.txt"}),
         ("w", "write_file", {"path": "sum.txt", "content": "3"}),
     )
-    new = round_plan(
-        ("r3", "read_file", {"path": "more.txt"}),
-        ("w2", "write_file", {"path": "sum.txt", "content": "7"}),
-    )
     steps = script(
         request_analyser=[{**ANALYSIS, "task_type": "coding"}],
-        phase_planner=[phases("p1", "p2", "p3")],
-        plan_tool_call=[read, both, new],
-        judge_tasks=[DONE, DONE, DONE],
+        phase_planner=[phases("p1", "p2")],
+        plan_tool_call=[read, both],
+        judge_tasks=[DONE, DONE],
     )
     out, _, _ = start(tmp_path, steps)
-    assert [r["phase_id"] for r in out["rounds"]][:3] == ["p1", "p2", "p3"]
-    assert [r["status"] for r in out["rounds"][1]["results"]] == ["ok", "ok"]
-    assert [r["status"] for r in out["rounds"][2]["results"]] == ["ok", "skipped"]
-    assert out["rounds"][2]["results"][1]["output"].startswith("not run: it was planned beside")
+    assert [r["phase_id"] for r in out["rounds"]][:2] == ["p1", "p2"]
+    assert [r["status"] for r in out["rounds"][1]["results"]] == ["ok", "skipped"]
 
 
 def test_a_write_beside_a_read_waits_even_when_the_prompt_showed_the_file_whole(

@@ -37,7 +37,6 @@ from phasegraph.nodes.holds import (
     failed_before,
     made_by,
     one_file_in_plan_order,
-    reads_made_before,
     reads_of_nothing,
     repeated_calls,
     unseen_overwrites,
@@ -84,8 +83,7 @@ def _holds(
     earlier = (r for record in phase_window(state) for r in record["results"])
     listing = listing_tools(available) if listed_whole(context, available) else set()
     nothing = reads_of_nothing(tasks, available, space)
-    again = reads_made_before(tasks, available, state.get("rounds") or [])
-    blind = blind_writes(tasks, available, earlier, listing, nothing | again)
+    blind = blind_writes(tasks, available, earlier, listing, nothing)
     seen = run_results(state)
     blind |= unseen_overwrites(tasks, available, seen, state, context)
     blind |= failed_before(tasks, available, seen)

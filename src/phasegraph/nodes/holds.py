@@ -24,7 +24,7 @@ from phasegraph.facts.tools import (
     writes_files,
     written_argument,
 )
-from phasegraph.state import RoundRecord, State, TaskResult
+from phasegraph.state import State, TaskResult
 from phasegraph.tools.base import is_idempotent, truncate
 from phasegraph.tools.workspace import Workspace, WorkspaceError, workspace_path
 
@@ -47,9 +47,8 @@ def blind_writes(
     whole still holds the writes beside it, so that the next plan has the read's output in its
     history as well. ``shown``: reading tools whose output the plan's prompt already held, which
     hold nothing back: the workspace's listing, where the prompt lists it whole (a write held
-    beside it would wait for nothing new). ``nothing``: reads that hold nothing back either:
-    those that can return nothing (see `reads_of_nothing`), and those that repeat a call an
-    earlier round of the run made (see `reads_made_before`). Returns each held write's task id with
+    beside it would wait for nothing new). ``nothing``: reads that can return nothing (see
+    `reads_of_nothing`), which hold nothing back either. Returns each held write's task id with
     why. Why: docs/traces.md.
     """
     reading = read_only(tools) - shown
@@ -61,32 +60,6 @@ def blind_writes(
         "arguments could not hold; plan it alone next round, written from what they returned"
     )
     return {t["id"]: why for t in tasks if writes_files(tools.get(t["tool"]))}
-
-
-def reads_made_before(
-    tasks: Sequence[dict[str, Any]],
-    tools: Mapping[str, BaseTool],
-    rounds: Sequence[RoundRecord],
-) -> set[str]:
-    """The reads a round plans that repeat a call that succeeded in an earlier round of the run.
-
-    Held back for such a read, a write would wait for an output the run already had; in a new
-    phase, a model that plans a read beside every write would have its first write held
-    again. Only judged rounds count: a read of this very round, run in an earlier wave, is not
-    one its plan could have known. Why: docs/traces.md.
-    """
-    reading = read_only(tools)
-    made = {
-        call_key(r["tool"], r["arguments"])
-        for record in rounds
-        for r in record.get("results") or []
-        if r["status"] == "ok"
-    }
-    return {
-        t["id"]
-        for t in tasks
-        if t["tool"] in reading and call_key(t["tool"], t.get("arguments") or {}) in made
-    }
 
 
 def reads_of_nothing(
