@@ -81,8 +81,8 @@ def resume(
                 )
             fork = graph.get_state(before)
             spent = spent_since(values, fork.values)
-            # a wave run again counts its tasks again (run_task counts each once): not twice
-            spent["step_count"] = max(0, spent["step_count"] - list(fork.next).count("run_task"))
+            # the tasks the stopped execute ran run again (or replay), and count again: not twice
+            spent["step_count"] = max(0, spent["step_count"] - executed_since(values, fork.values))
             run(graph, before, settings, on_progress, Command(update=spent))
             return dict(checked_state(graph, config).values)
         payload: Command[Any] | None = None
@@ -172,6 +172,18 @@ def before_the_error(
             configurable |= snapshot.config.get("configurable") or {}
             return cast(RunnableConfig, {**config, "configurable": configurable})
     return None
+
+
+def executed_since(values: Mapping[str, Any], earlier: Mapping[str, Any]) -> int:
+    """Tasks of the round in progress that ran (or replayed) after ``earlier``, up to ``values``.
+
+    A task that ran has its wave's number; one settled without running has none (0).
+    """
+
+    def ran(state: Mapping[str, Any]) -> int:
+        return sum(1 for r in state.get("results") or [] if r.get("wave"))
+
+    return max(0, ran(values) - ran(earlier))
 
 
 def spent_since(values: Mapping[str, Any], earlier: Mapping[str, Any]) -> dict[str, int]:

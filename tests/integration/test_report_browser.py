@@ -149,7 +149,7 @@ def test_a_multi_phase_report_puts_the_failure_and_the_longest_round_in_sight(
     assert "code overrode the judge" in timeline
     # the chart of model use by stage
     chart = visible[visible.index("Model use by stage") :]
-    for stage in ("analyse", "phase_plan", "plan", "run_task", "judge", "replan", "summarize"):
+    for stage in ("analyse", "phase_plan", "plan", "execute", "judge", "replan", "summarize"):
         assert stage in chart
     # the highlights are printed, not only shown on screen: the failed task's red row, the
     # longest round's amber box, and the bars of the chart

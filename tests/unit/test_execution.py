@@ -11,6 +11,7 @@ import pytest
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool, StructuredTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Send
 
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
 from phasegraph.models.structured import function_spec
@@ -19,6 +20,7 @@ from phasegraph.nodes.plan_schema import PLAN_SCHEMA_TOKENS, plan_parameters
 from phasegraph.nodes.prompt_render import tokens
 from phasegraph.report import build_report
 from phasegraph.state import RoundPlan
+from phasegraph.storage.journal import journal_for, journal_key
 
 from scripts import (
     ANALYSIS,
@@ -151,7 +153,7 @@ def node_order(graph, config, context) -> list[str]:
     ]
 
 
-def test_the_last_wave_hands_over_to_the_judge_without_another_execute() -> None:
+def test_a_round_of_two_waves_is_one_execute_step() -> None:
     log: list[str] = []
     plan = round_plan(*[(f"t{i}", "nap", {"seconds": 0.01, "label": f"t{i}"}) for i in range(3)])
     plan["tasks"][2]["depends_on"] = ["t0"]
@@ -161,87 +163,77 @@ def test_the_last_wave_hands_over_to_the_judge_without_another_execute() -> None
         tools=sleepy_tools(log),
         checkpointer=InMemorySaver(),
     )
-    order = node_order(graph, {"configurable": {"thread_id": "w"}}, Context(max_parallel=8))
-    # Wave 1 (t0, t1) has a task waiting for it, so execute runs again; wave 2 (t2) is the
-    # last and goes straight to the judge.
+    config = {"configurable": {"thread_id": "w"}}
+    order = node_order(graph, config, Context(max_parallel=8))
+    # wave 1 (t0, t1), then wave 2 (t2, which waits for t0), each task shown as it ends, all
+    # in execute's one step; then the judge
     assert order[: order.index("judge") + 1] == [
-        "analyse", "phase_plan", "plan", "execute", "run_task", "run_task", "execute", "run_task",
-        "judge",
+        "analyse", "phase_plan", "plan", "run_task", "run_task", "run_task", "execute", "judge",
     ]  # fmt: skip
-    assert sorted(log) == ["t0", "t1", "t2"]
-
-
-def test_a_task_sent_without_saying_its_wave_is_the_last_goes_on_through_execute(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A task goes where what it was sent says; one sent by an older dispatch says nothing."""
-    from phasegraph.nodes import execute
-
-    made = execute.execute
-
-    def older(state, runtime, deps):  # a dispatch of the version before tasks carried it
-        update = made(state, runtime, deps)
-        for item in update["dispatch"]:
-            assert item.pop("last_wave") is True  # one wave: it is the last
-        return update
-
-    monkeypatch.setattr(execute, "execute", older)
-    log: list[str] = []
-    plan = round_plan(("t0", "nap", {"seconds": 0.01, "label": "t0"}))
-    script = make_script(phase_planner=[phases("p1")], plan_tool_call=[plan])
-    model = ScriptedChatModel(script=script)
-    graph = build_graph(model=model, tools=sleepy_tools(log), checkpointer=InMemorySaver())
-    config = {"configurable": {"thread_id": "old"}}
-    order = node_order(graph, config, Context())
-    # execute, run again on the settled round, sends nothing and hands over to the judge
-    assert order[: order.index("judge") + 1] == [
-        "analyse", "phase_plan", "plan", "execute", "run_task", "execute", "judge"
-    ]  # fmt: skip
-    assert graph.get_state(config).values["status"] == "completed" and log == ["t0"]
+    assert sorted(log[:2]) == ["t0", "t1"] and log[2] == "t2"
+    (record,) = graph.get_state(config).values["rounds"]
+    assert {r["task_id"]: r["wave"] for r in record["results"]} == {"t0": 1, "t1": 1, "t2": 2}
 
 
 class OlderLayout(InMemorySaver):
-    """Hands checkpoints back as phasegraph saved them before a task carried its wave's end:
-    the sends without it, the state with ``last_wave``."""
+    """Hands a checkpoint taken before ``execute`` back as versions before 13a (run_task a node
+    of its own) left a thread stopped in a wave: execute run, a Send pending for each task."""
 
     def get_tuple(self, config):  # type: ignore[no-untyped-def]
         saved = super().get_tuple(config)
-        if saved is not None:
-            values = saved.checkpoint["channel_values"]
-            sends = values.get("__pregel_tasks") or []
-            for send in sends:
-                values["last_wave"] = send.arg.pop("last_wave", values.get("last_wave"))
+        checkpoint = saved.checkpoint if saved is not None else {"channel_values": {}}
+        values = checkpoint["channel_values"]
+        if "branch:to:execute" in values and values.get("current_plan"):
+            del values["branch:to:execute"]
+            seen = checkpoint["channel_versions"]["branch:to:execute"]
+            checkpoint["versions_seen"]["execute"] = {"branch:to:execute": seen}
+            phase = values["phases"][values["phase_index"]]["id"]
+            values["__pregel_tasks"] = [
+                Send("run_task", {
+                    "task": task, "phase_id": phase, "round_seq": values["round_seq"],
+                    "journal_key": journal_key("older", values["run_id"], phase,
+                                               values["round_seq"], task["id"]),
+                    "wave": 1, "timeout_s": 30.0, "last_wave": True,
+                })  # fmt: skip
+                for task in values["current_plan"]["tasks"]
+            ]
+            checkpoint["updated_channels"] = ["__pregel_tasks"]
         return saved
 
 
-def test_a_wave_an_older_version_left_half_run_ends_in_one_judge() -> None:
-    """Its finished task went to the judge by the state's flag; the one still to run, sent
-    without it, goes there too (a judge and an execute at once broke the thread for good)."""
+def test_a_wave_an_older_version_sent_to_run_task_nodes_is_run_by_execute() -> None:
+    """Its tasks run once each, in one execute and one judge; one that finished replays."""
     log: list[str] = []
-    plan = round_plan(
-        ("t0", "nap", {"seconds": 0.01, "label": "a"}),
-        ("t1", "nap", {"seconds": 0.01, "label": "b"}),
-    )
-    script = make_script(
-        phase_planner=[phases("p1", "p2")],
-        plan_tool_call=[plan, round_plan(("t9", "nap", {"seconds": 0.01, "label": "z"}))],
-    )
+
+    @tool
+    def append(text: str) -> str:
+        """Append text (not idempotent)."""
+        log.append(text)
+        return f"appended {text}"
+
+    plan = round_plan(("t0", "append", {"text": "a"}), ("t1", "append", {"text": "b"}))
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=[plan])
     saver = OlderLayout()
-    model = ScriptedChatModel(script=script)
-    graph = build_graph(model=model, tools=sleepy_tools(log), checkpointer=saver)
-    config = {"configurable": {"thread_id": "older"}}
-    final_state(graph, {"request": "go"}, config, interrupt_before=["run_task"])
-    # the process stopped after the wave's first task: its writes saved, the second's not
+    graph = build_graph(model=ScriptedChatModel(script=script), tools=[append], checkpointer=saver)
+    config: Any = {"configurable": {"thread_id": "older"}}
+    context = Context()
+    final_state(graph, {"request": "go"}, config, context=context, interrupt_before=["execute"])
     stopped = graph.get_state(config)
-    first = next(t for t in stopped.tasks if t.name == "run_task")
-    done = {"task_id": "t0", "tool": "nap", "arguments": {"seconds": 0.01, "label": "a"}}
-    done |= {"status": "ok", "output": "slept", "duration_s": 0.01, "wave": 1, "replayed": False}
-    writes = [("results", [done]), ("step_count", 1), ("branch:to:judge", None)]
-    saver.put_writes(stopped.config, writes, first.id)
-    out = final_state(graph, None, config)
+    assert stopped.next == ("execute",)  # the pending sends, read as this version's
+    # the process stopped after the wave's first task had run: its journal entry finished
+    journal = journal_for(saver)
+    key = journal_key("older", stopped.values["run_id"], "p1", 1, "t0")
+    done = {"task_id": "t0", "tool": "append", "arguments": {"text": "a"}, "status": "ok"}
+    journal.start(key, "append", {"text": "a"})
+    journal.finish(key, done | {"output": "appended a", "duration_s": 0.01, "wave": 1,
+                                "replayed": False})  # fmt: skip
+    chunks = list(graph.stream(None, config, context=context, stream_mode="updates"))
+    assert [next(iter(c)) for c in chunks][:4] == ["run_task", "run_task", "execute", "judge"]
+    out = graph.get_state(config).values
     assert out["status"] == "completed", out.get("error")
-    assert log == ["b", "z"]  # the second task, then the next phase's
-    assert [len(r["results"]) for r in out["rounds"]] == [2, 1]  # each round judged once
+    assert log == ["b"]  # the second task; the first replayed
+    (record,) = out["rounds"]
+    assert {r["task_id"]: r["replayed"] for r in record["results"]} == {"t0": True, "t1": False}
 
 
 NAP = round_plan(("t1", "nap", {"seconds": 0.01, "label": "a"}))

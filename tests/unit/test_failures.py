@@ -275,7 +275,7 @@ def test_a_task_whose_node_raises_ends_the_run_in_one_summary(
     assert out["judgement"] == record["judgement"] and record["judgement"]["phase_id"] == "p1"
     assert f"tasks {2 - len(raising)}/{len(planned)} ok" in out["final_summary"]
     # the error is the run's; no result keeps it, so a thread given more steps goes on
-    assert not any("error" in r for r in out["results"]) and out["dispatch"] == []
+    assert not any("error" in r for r in out["results"])
 
 
 def test_a_thread_a_task_error_ended_goes_on_when_given_more_steps(

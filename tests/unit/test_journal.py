@@ -57,7 +57,7 @@ def run_once(db: Path, tools, tool_name: str, before_tasks=None):
         graph = build_graph(model=ScriptedChatModel(script=script), tools=tools, checkpointer=saver)
         if before_tasks is None:
             return final_state(graph, {"request": "go"}, config)
-        final_state(graph, {"request": "go"}, config, interrupt_before=["run_task"])
+        final_state(graph, {"request": "go"}, config, interrupt_before=["execute"])
         before_tasks(key_of(graph.get_state(config).values))
         return final_state(graph, None, config)
 
@@ -190,8 +190,8 @@ def test_after_a_crash_mid_round_only_the_idempotent_call_runs_again(setup) -> N
     config = {"configurable": {"thread_id": "j"}}
     with SqliteSaver.from_conn_string(str(db)) as saver:
         graph = build_graph(model=ScriptedChatModel(script=MIXED), tools=tools, checkpointer=saver)
-        final_state(graph, {"request": "go"}, config, interrupt_before=["run_task"])
-        assert graph.get_state(config).next == ("run_task", "run_task")
+        final_state(graph, {"request": "go"}, config, interrupt_before=["execute"])
+        assert graph.get_state(config).next == ("execute",)
         key = key_of(graph.get_state(config).values, "a")
         journal.start(key, "append", {"text": "a"})  # then killed
         out = final_state(graph, None, config)

@@ -202,13 +202,6 @@ def test_after_plan_budget_spent_runs_no_tool() -> None:
     assert routing.route_after_plan(state(**SPENT)) == "summarize"
 
 
-def test_a_task_goes_to_the_judge_when_its_wave_is_the_last_else_to_execute() -> None:
-    task = {"task": {"id": "t1"}, "phase_id": "p1", "round_seq": 1, "wave": 1, "timeout_s": 5.0}
-    assert routing.route_after_run_task({**task, "last_wave": True}) == "judge"  # type: ignore[typeddict-item]
-    assert routing.route_after_run_task({**task, "last_wave": False}) == "execute"  # type: ignore[typeddict-item]
-    assert routing.route_after_run_task(task) == "execute"  # type: ignore[arg-type]
-
-
 def test_each_router_goes_only_where_spec_section_2_says() -> None:
     # the destinations each router's return type names are those of its node's rules, and
     # each has words on the drawn edge
@@ -232,4 +225,4 @@ def test_each_router_goes_only_where_spec_section_2_says() -> None:
     for node, nodes in expected.items():
         route = getattr(routing, f"route_after_{node}")
         assert ends(route) == nodes, node
-        assert set(routing.EXITS[node]) - {"run_task"} == nodes, node
+        assert set(routing.EXITS[node]) == nodes, node

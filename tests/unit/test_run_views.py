@@ -61,7 +61,8 @@ def test_the_history_tells_each_stage_its_use_and_where_reviews_and_replans_were
         assert sum(row[key] for row in stages.values()) == values[total]
     assert sum(r["prompt_tokens"] for r in stages.values()) == values["prompt_tokens"]
     assert stages["judge"]["llm_calls"] == 4 and stages["replan"]["llm_calls"] == 1
-    assert stages["run_task"]["llm_calls"] == 0 and stages["run_task"]["steps"] >= 5
+    # the tasks' steps are execute's, whose step runs them
+    assert stages["execute"]["llm_calls"] == 0 and stages["execute"]["steps"] >= 5
     # the round with the 0.4 s tool took longest, model calls included
     seconds = history["round_seconds"]
     assert sorted(seconds) == ["1", "2", "3", "4"] and max(seconds, key=seconds.get) == "2"

@@ -5,7 +5,7 @@ their routers, each declared with the nodes it may go to (its path map, with the
 words on each edge). Every node has LangGraph's error handler: an exception inside a node is
 recorded in the state (``error``) and the run goes to ``summarize``, which ends it with the
 error named, never with a traceback. A ``run_task`` never raises: a task whose execution raised
-fails with the error, and the node its wave goes on to ends the run there.
+fails with the error, and ``execute`` ends the run there once its wave is done.
 
 The compiled graph is a `PhaseGraph`: a LangGraph ``CompiledStateGraph`` whose every run (invoke,
 stream, their async forms) holds the thread's lease and refuses new input for a thread that
@@ -40,10 +40,10 @@ from phasegraph.nodes import (
     plan,
     replan,
     routing,
-    run_task,
     summarize,
 )
 from phasegraph.nodes.deps import Deps
+from phasegraph.nodes.run_task import cancellable
 from phasegraph.progress import emit
 from phasegraph.state import InputState, OutputState, State
 from phasegraph.tools.builtin import Toolbox
@@ -119,15 +119,7 @@ def _wired(deps: Deps) -> StateGraph[State, Context, InputState, OutputState]:
     builder.add_node("analyse", _bind(analyse.analyse, deps, announced=True))
     builder.add_node("phase_plan", _bind(phase_plan.phase_plan, deps, announced=True))
     builder.add_node("plan", _bind(plan.plan, deps, announced=True))
-    builder.add_node("execute", _bind(execute.execute, deps))
-    # run_task goes on by a Command (see routing.route_after_run_task), to one of these. It is
-    # given a `TaskInput` by the Send, as is; declared as its input schema, TaskInput's keys
-    # would be channels of the graph's state, and the server's state schema would list them.
-    builder.add_node(
-        "run_task",
-        run_task.cancellable(_bind(run_task.run_task, deps)),
-        destinations={"execute": "next wave", "judge": "last wave done"},
-    )
+    builder.add_node("execute", cancellable(_bind(execute.execute, deps)))
     builder.add_node("judge", _bind(judge.judge, deps, announced=True))
     builder.add_node("replan", _bind(replan.replan, deps, announced=True))
     builder.add_node("human_review", _bind(_human_review, deps))

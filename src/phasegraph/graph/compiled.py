@@ -19,9 +19,9 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.graph import Graph
 from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint
-from langgraph.constants import CONFIG_KEY_CHECKPOINTER, TASKS
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Interrupt, Send, StateSnapshot
+from langgraph.types import Interrupt, StateSnapshot
 
 from phasegraph.context import Context
 from phasegraph.errors import ConfigurationError
@@ -35,6 +35,7 @@ from phasegraph.graph.admission import (
 )
 from phasegraph.graph.errors import with_handler_edges
 from phasegraph.graph.indexing import record_thread, state_values
+from phasegraph.graph.migrations import wave_sent_to_execute
 from phasegraph.graph.pause import (
     asker,
     asks_quietly,
@@ -227,21 +228,11 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             )
 
     def _migrate_checkpoint(self, checkpoint: Checkpoint) -> None:
-        """LangGraph's migrations of a loaded checkpoint, then those of earlier phasegraphs.
-
-        Until 60db59b a wave's tasks went on by the state's ``last_wave``, which the tasks sent
-        now carry themselves. In a wave stopped part way (a crash, a kill), the tasks that
-        finished went by the old flag; the ones still to run are given it, so that every task
-        of the wave goes the same way (else the judge and execute would run at once).
-        """
+        """LangGraph's migrations of a loaded checkpoint, then those of earlier phasegraphs."""
         super()._migrate_checkpoint(checkpoint)
-        values = checkpoint["channel_values"]
-        if "last_wave" not in values:
-            return
-        for packet in values.get(TASKS) or []:
-            if isinstance(packet, Send) and packet.node == "run_task":
-                if isinstance(packet.arg, dict):
-                    packet.arg.setdefault("last_wave", bool(values["last_wave"]))
+        saver = self.checkpointer
+        if isinstance(saver, BaseCheckpointSaver):
+            wave_sent_to_execute(checkpoint, saver.get_next_version)
 
     @contextlib.contextmanager
     def lease(self, config: RunnableConfig | None) -> Iterator[Lease | None]:

@@ -55,7 +55,6 @@ def initial_values(context: Context) -> dict[str, Any]:
         "results": [],
         "round_seq": 0,
         "phase_window_seq": 0,
-        "dispatch": [],
         "wave": 0,
         "tool_decisions": {},
         "judgement": None,

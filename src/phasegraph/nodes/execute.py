@@ -1,22 +1,25 @@
-"""`execute`: dispatch the round's tasks in waves (SPEC section 5).
+"""`execute`: run the round's tasks in waves, in one step (SPEC section 5).
 
 Each wave is the tasks whose dependencies have succeeded, up to ``max_parallel`` and what is
-left of the step budget. The router sends each to its own `run_task` (a separate LangGraph
-task, so a finished one is durable as soon as it ends and is not run again on resume); when a
-wave is done, `execute` runs again for the next one; the last wave, the one no task waits for,
-goes straight to the judge. Tasks that cannot run get their result here: skipped (a dependency
-failed, or the budget is spent but for the judge's step), refused (a tool the task type or phase
-may not use, recorded in ``tool_violations``), or timeout (the round's time is up). A refused
-task that carries a justification asks the person first when tool-permission reviews are on.
+left of the step budget. Each task of a wave is a `run_task`, a LangGraph task of its own
+called from this node, so they run at the same time and a finished one is saved as it ends
+(on resume the node runs again and is handed its result). When a wave is done, the next is
+picked from what it left, until none is left; the round then goes to the judge. Tasks that
+cannot run get their result here: skipped (a dependency failed, or the budget is spent but for
+the judge's step), refused (a tool the task type or phase may not use, recorded in
+``tool_violations``), or timeout (the round's time is up). A refused task that carries a
+justification asks the person first when tool-permission reviews are on: the node ends there,
+with what it ran, and runs again with the answer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.tools import BaseTool
+from langgraph.func import task as langgraph_task
 from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
@@ -42,10 +45,12 @@ from phasegraph.nodes.holds import (
     unseen_overwrites,
 )
 from phasegraph.nodes.judgement import round_stopped
+from phasegraph.nodes.run_task import executed, run_task
 from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
 from phasegraph.progress import emit
 from phasegraph.state import State, TaskInput, TaskResult, ToolViolation
 from phasegraph.state.reading import current_phase, phase_window, planned_tasks, run_results
+from phasegraph.state.state import merge_results
 from phasegraph.storage.journal import journal_key
 from phasegraph.tools.constraints import refusal_reason
 from phasegraph.tools.workspace import Workspace
@@ -60,19 +65,98 @@ def round_elapsed(results: list[TaskResult]) -> float:
 
 
 def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
-    """Settle the tasks that cannot run and pick the next wave for `run_task`."""
+    """Run the round's waves; its results, each task counted once (SPEC section 3)."""
     if (raised := task_error(state)) is not None:
         return round_stopped(state, raised)
     context = context_of(runtime)
-    wave = _Wave.of(state, context, deps)
-    progress = True
-    while progress and wave.asked is None:  # settling one task can settle those that wait on it
-        progress = False
-        for task in wave.tasks:
-            progress = wave.decide(task, runtime) or progress
-            if wave.asked is not None:
-                break
-    return wave.update(state)
+    writes, now = _Writes(), state
+    while True:
+        wave = _Wave.of(now, context, deps)
+        progress = True
+        while progress and wave.asked is None:  # settling one task can settle those after it
+            progress = False
+            for task in wave.tasks:
+                progress = wave.decide(task, runtime) or progress
+                if wave.asked is not None:
+                    break
+        update = wave.update(now)
+        writes.add(update, _run_wave(wave.sent, runtime, deps))
+        now = writes.applied(state)
+        if (raised := task_error(now)) is not None:
+            return writes.update() | round_stopped(now, raised)
+        if not wave.sent or _all_have_results(now):
+            return writes.update()
+
+
+def _all_have_results(state: State) -> bool:
+    """Whether every task of the round has its result: no wave is left to pick."""
+    done = {r["task_id"] for r in state.get("results") or []}
+    return all(t["id"] in done for t in planned_tasks(state))
+
+
+def _run_wave(sent: list[TaskInput], runtime: Runtime[Context], deps: Deps) -> list[TaskResult]:
+    """The results of a wave's tasks, each a `run_task` of its own, run at the same time.
+
+    A result LangGraph hands back from a process before must be the task's: should the node,
+    run again, send its tasks in another order (a write of the wave before changed what it
+    holds back), a result saved for another task is not taken for this one's, which runs
+    here instead (its journal replays it if it finished).
+    """
+    futures = [RUN_TASK(item, runtime, deps) for item in sent]
+    results = [future.result()["results"][0] for future in futures]
+    return [
+        result if result["task_id"] == item["task"]["id"] else executed(item, runtime, deps)
+        for item, result in zip(sent, results, strict=True)
+    ]
+
+
+def _merged(old: list[TaskResult], new: list[TaskResult]) -> list[TaskResult]:
+    """``old`` with ``new`` merged in as the state's reducer does (`merge_results`)."""
+    return merge_results(old, new) if new else old
+
+
+RUN_TASK = langgraph_task(run_task)
+"""`run_task` as a LangGraph task: called, it returns a future of its result."""
+
+
+@dataclass
+class _Writes:
+    """What one `execute` writes over its waves, and the state as each wave sees it."""
+
+    results: list[TaskResult] = field(default_factory=list)
+    violations: list[ToolViolation] = field(default_factory=list)
+    wave: int | None = None
+    asked: dict[str, Any] | None = None
+    ran: int = 0
+
+    def add(self, update: dict[str, Any], ran: list[TaskResult]) -> None:
+        """A wave's writes, and the results of the tasks it ran."""
+        self.results = _merged(self.results, update.get("results", []) + ran)
+        self.violations += update.get("tool_violations", [])
+        self.wave = update["wave"]
+        self.asked = update.get("pending_review")
+        self.ran += len(ran)
+
+    def applied(self, state: State) -> State:
+        """``state`` with the writes so far."""
+        if self.wave is None:
+            return state
+        results = _merged(list(state.get("results") or []), self.results)
+        steps = state.get("step_count", 0) + self.ran
+        return cast(State, {**state, "results": results, "wave": self.wave, "step_count": steps})
+
+    def update(self) -> dict[str, Any]:
+        """The node's update: each execution counts a step, replayed ones too (SPEC 3)."""
+        update: dict[str, Any] = {"wave": self.wave}
+        if self.results:
+            update["results"] = self.results
+        if self.violations:
+            update["tool_violations"] = self.violations
+        if self.asked is not None:
+            update |= {"pending_review": self.asked, "status": "awaiting_review"}
+        if self.ran:
+            update["step_count"] = self.ran
+        return update
 
 
 def _holds(
@@ -248,21 +332,13 @@ class _Wave:
         return self.settle(task_result(task, "refused", reason))
 
     def update(self, state: State) -> dict[str, Any]:
-        """The pass's writes: results settled, violations, the wave sent or the question."""
+        """The pass's writes: results settled, violations, the wave's number or the question."""
         update: dict[str, Any] = {}
-        sent = [] if self.asked is not None else self.sent  # nothing starts until answered
         if self.asked is not None:
-            update |= {"pending_review": self.asked, "status": "awaiting_review"}
+            update["pending_review"] = self.asked
+            self.sent = []  # nothing starts until answered
         if self.new:
             update["results"] = self.new
         if self.violations:
             update["tool_violations"] = self.violations
-        # Nothing left for another pass (every task settled or in this wave): the wave's tasks
-        # go straight to the judge. Each carries that, so its node routes on what it was sent
-        # (`routing.route_after_run_task`).
-        ids = {item["task"]["id"] for item in sent}
-        last = bool(ids) and all(t["id"] in self.done or t["id"] in ids for t in self.tasks)
-        for item in sent:
-            item["last_wave"] = last
-        wave = self.number if sent else state.get("wave", 0)
-        return update | {"dispatch": sent, "wave": wave}
+        return update | {"wave": self.number if self.sent else state.get("wave", 0)}

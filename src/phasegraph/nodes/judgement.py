@@ -79,9 +79,7 @@ def fallback_judgement(
     passing = bool(owned) and all(c["passed"] for c in owned)
     rate = 1.0 if passing else float((previous or {}).get("phase_completion_rate", 0.0))
     verdict = (
-        "every check of the phase passes, so it is complete"
-        if passing
-        else "the phase goes on"
+        "every check of the phase passes, so it is complete" if passing else "the phase goes on"
     )
     judgement = Judgement(
         phase_completion_rate=rate,
@@ -137,15 +135,12 @@ def round_stopped(state: State, raised: RunError) -> dict[str, Any]:
         "stop_reason": "error",
         "error": raised,
         "results": results,
-        "dispatch": [],
         "judgement": judgement,
         "rounds": [round_record(state, results, judgement)],
     }
 
 
-def round_record(
-    state: State, results: list[TaskResult], judgement: dict[str, Any]
-) -> RoundRecord:
+def round_record(state: State, results: list[TaskResult], judgement: dict[str, Any]) -> RoundRecord:
     """The round under way as the history keeps it: its plan, ``results`` and ``judgement``."""
     record: RoundRecord = {
         "phase_id": current_phase(state)["id"],

@@ -137,18 +137,6 @@ def _verdict(record: RoundRecord) -> str:
     return finding if judgement.get("overridden") else f"judged: {finding}"
 
 
-
-
-
-
-
-
-
-
-
-
-
-
 # Finished phases a plan prompt names with their outcome; older ones are only counted.
 EARLIER_PHASES_SHOWN = 3
 PHASE_SUMMARY_CHARS = 400
@@ -195,8 +183,9 @@ def plan_checks(
     steps = to_do(owned, missing, made_by_run)
     asked = {workspace_path(space, c["path"]) for c in failing(owned)}
     steps += [
-        write_whole(path, absent(path)) if missing(path) else f"change {path} as the request asks "
-        "(this run has not written it yet)"
+        write_whole(path, absent(path))
+        if missing(path)
+        else f"change {path} as the request asks (this run has not written it yet)"
         for path in unwritten
         if workspace_path(space, path) not in asked
     ]
@@ -297,7 +286,6 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         "phase_round": round_no,
         "round_seq": state.get("round_seq", 0) + 1,
         "results": [],  # the reducer's "new round": clears the previous round's results
-        "dispatch": [],
         "wave": 0,
         # The note has been carried into this plan; the next trigger writes a new one.
         "reflection_note": None,

@@ -4,9 +4,7 @@ Each router returns only the nodes SPEC section 2 names after its node. Every ro
 a run that has a stop reason (an error, a failed stage, a rejection, a replan that declared the
 work done) to ``summarize``: a run always ends there. The budget is checked before every
 ``plan`` and ``replan`` (SPEC section 3): once spent, the run summarizes. Routers read only the
-state, so ``update_state(..., as_node=...)`` routes exactly as a run does; all but
-`route_after_run_task`, which reads the task a `run_task` was sent and is applied by that node
-(an update as ``run_task`` goes nowhere: write it as ``execute``, which goes on).
+state, so ``update_state(..., as_node=...)`` routes exactly as a run does.
 
 `EXITS` says each router's ways out in words: the graph is drawn with them on its edges.
 """
@@ -15,10 +13,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from langgraph.types import Send
-
 from phasegraph.nodes.step_budget import JUDGE_STEPS, ROUND_MIN_STEPS, budget_left, budget_spent
-from phasegraph.state import State, TaskInput
+from phasegraph.state import State
 
 
 def _must_stop(state: State) -> bool:
@@ -69,28 +65,13 @@ def route_after_plan(state: State) -> Literal["execute", "plan", "summarize"]:
     return "summarize" if budget_left(state) <= JUDGE_STEPS else "execute"
 
 
-def route_after_execute(
-    state: State,
-) -> Literal["summarize", "human_review", "judge"] | list[Send]:
-    """Permission question -> human_review; a wave -> a `run_task` per task; else judge."""
+def route_after_execute(state: State) -> Literal["summarize", "human_review", "judge"]:
+    """Permission question -> human_review; else judge."""
     if _must_stop(state):
         return "summarize"
     if state.get("pending_review"):
         return "human_review"
-    if state.get("dispatch"):
-        return [Send("run_task", item) for item in state["dispatch"]]
     return "judge"
-
-
-def route_after_run_task(task: TaskInput) -> Literal["execute", "judge"]:
-    """After a wave: the next wave, or the judge when no task waits for this one.
-
-    It reads the task the node was sent, and the node goes where it says (a `Command`): as a
-    conditional edge, LangGraph would copy every channel of the state for each task to read it.
-    A task sent before its dispatch said so goes to execute, which finds nothing left to send
-    and goes on to the judge.
-    """
-    return "judge" if task.get("last_wave") else "execute"
 
 
 def route_after_judge(state: State) -> Literal["summarize", "human_review", "plan", "replan"]:
@@ -161,7 +142,6 @@ EXITS: dict[str, dict[str, str]] = {
         "summarize": "stopped or no budget",
     },
     "execute": {
-        "run_task": "a wave of tasks",
         "judge": "round done",
         "human_review": "tool permission",
         "summarize": "a task raised",

@@ -1,13 +1,15 @@
-"""`run_task`: one tool execution, sent by `execute` (one step; SPEC sections 3 and 5).
+"""`run_task`: one tool execution, a LangGraph task `execute` calls (SPEC sections 3 and 5).
 
-Each task is its own LangGraph task, so tasks of a wave run at the same time and a finished one
-is kept when the process dies. A tool declared idempotent (``metadata={"idempotent": True}``)
-needs nothing more: if LangGraph runs its task again, it simply runs again. Every other tool's
-execution is journalled, which covers the gap LangGraph leaves (see
-``phasegraph.storage.journal``): a finished execution is replayed, an interrupted one is
-reported as "interrupted, outcome unknown", never silently re-run. The tool runs in its own
-thread so the per-task timeout holds even for a tool that ignores it (but for an async tool
-that shares the run's event loop, `tools.base.shares_event_loop`).
+Each is a task of its own inside `execute`'s step (`langgraph.func.task`), so the tasks of a
+wave run at the same time and a finished one's result is saved as it ends: if the process
+dies, `execute` runs again on resume and is handed that result, not a new execution. A tool
+declared idempotent (``metadata={"idempotent": True}``) needs nothing more: if LangGraph runs
+its task again, it simply runs again. Every other tool's execution is journalled, which covers
+the gap LangGraph leaves (see ``phasegraph.storage.journal``): a finished execution is
+replayed, an interrupted one is reported as "interrupted, outcome unknown", never silently
+re-run. The tool runs in its own thread so the per-task timeout holds even for a tool that
+ignores it (but for an async tool that shares the run's event loop,
+`tools.base.shares_event_loop`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
@@ -26,11 +28,9 @@ from langgraph._internal._runnable import RunnableCallable
 from langgraph.config import get_config
 from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
-from langgraph.types import Command
 
 from phasegraph.context import Context
 from phasegraph.nodes.deps import Deps, context_of, run_error, task_result, thread_id
-from phasegraph.nodes.routing import route_after_run_task
 from phasegraph.progress import emit
 from phasegraph.state import TaskInput, TaskOutcome, TaskResult
 from phasegraph.storage.journal import journal_key, same_call
@@ -75,14 +75,14 @@ def _run_with_timeout(
 
 
 def cancellable(node: Callable[..., Any]) -> Runnable[Any, Any]:
-    """``node`` (a bound `run_task`) as LangGraph runs it, sync or async.
+    """``node`` (the bound `execute`) as LangGraph runs it, sync or async.
 
     An async run (a server's, ``astream``) that is cancelled gives its running tasks up
-    (`stopping.GIVEN_UP`): a command still running is stopped at once, and the task's journal
-    records it stopped, instead of the command working on in the workspace unseen. LangGraph
-    runs a plain function's async form in a thread nothing cancels; its own wrapper is given
-    both forms here, untraced as every node is (a traced wrapper would report each task twice
-    to callbacks and ``astream_events``).
+    (`stopping.GIVEN_UP`, which the `run_task`s it calls inherit): a command still running is
+    stopped at once, and the task's journal records it stopped, instead of the command working
+    on in the workspace unseen. LangGraph runs a plain function's async form in a thread
+    nothing cancels; its own wrapper is given both forms here, untraced as every node is (a
+    traced wrapper would report each step twice to callbacks and ``astream_events``).
     """
 
     def call(state: Any, runtime: Runtime[Context]) -> Any:
@@ -99,37 +99,72 @@ def cancellable(node: Callable[..., Any]) -> Runnable[Any, Any]:
         here = stopping_too(given_up)
         loop = asyncio.get_running_loop()
         here.run(RUN_LOOP.set, loop)  # where a tool that shares the run's loop is awaited
+        done: asyncio.Future[Any] = loop.create_future()
+
+        def work() -> None:
+            try:
+                result = here.run(call, state, runtime)
+            except BaseException as exc:  # handed to the awaiting run, raised there
+                loop.call_soon_threadsafe(_settle, done, None, exc)
+            else:
+                loop.call_soon_threadsafe(_settle, done, result, None)
+
+        # Not the loop's default executor: the tasks the node calls run there, and a node
+        # waiting on them in it would, with as many runs at once as it has threads, wait forever.
+        run_on_tool_thread(work, name=f"phasegraph-{node.__name__}")
         try:
-            return await loop.run_in_executor(None, here.run, call, state, runtime)
+            return await done
         except asyncio.CancelledError:
             given_up.set()
             raise
 
-    return RunnableCallable(sync, in_thread, name="run_task", trace=False)
+    return RunnableCallable(sync, in_thread, name=node.__name__, trace=False)
 
 
-def run_task(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> Command[Any]:
-    """Execute one task once (journalled unless idempotent); its result joins the round's.
+class TaskUpdate(TypedDict):
+    """What a `run_task` returns: its result, as the state's update of ``results``."""
 
-    Then the next wave or the judge, as `routing.route_after_run_task` says. It never raises:
-    a task whose node failed (its journal's database, say) fails with the error, which the node
-    the wave goes on to finds (`deps.task_error`): it ends the round there and the run goes to
-    summarize with the error. Raised, it would end the run from this task while the wave's
-    other tasks went on (two nodes after one wave).
+    results: list[TaskResult]
+    """The task's result, alone."""
+
+
+def _settle(done: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
+    """Give ``done`` its result or exception, unless it was cancelled meanwhile."""
+    if done.cancelled():
+        return
+    if exc is not None:
+        done.set_exception(exc)
+    else:
+        done.set_result(result)
+
+
+def run_task(item: TaskInput, at: Runtime[Context], deps: Deps) -> TaskUpdate:
+    """Execute one task once; its result as an update, so a stream shows it as it ends.
+
+    ``stream_mode="updates"`` shows each as ``{"run_task": {"results": [result]}}`` during
+    `execute`'s step; `execute` writes the results to the state.
+    """
+    return {"results": [executed(item, at, deps)]}
+
+
+def executed(item: TaskInput, at: Runtime[Context], deps: Deps) -> TaskResult:
+    """The task run once (journalled unless idempotent): its result, which never raises.
+
+    A task whose execution failed (its journal's database, say) fails with the error
+    (``error``), which `execute` finds after the wave (`deps.task_error`): it ends the round
+    there and the run goes to summarize with the error.
     """
     try:
-        return _run(state, runtime, deps)
+        return _run(item, at, deps)
     except Exception as exc:
         raised = run_error(NodeError("run_task", exc))
         output = f"{raised['type']}: {raised['message']}"
-        result = task_result(state["task"], "failed", output, wave=state["wave"])
-        return Command(
-            update={"results": [result | {"error": raised}], "step_count": 1},
-            goto=route_after_run_task(state),
-        )
+        result = task_result(item["task"], "failed", output, wave=item["wave"])
+        result["error"] = raised
+        return result
 
 
-def _run(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> Command[Any]:
+def _run(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> TaskResult:
     context = context_of(runtime)
     task, wave = state["task"], state["wave"]
     tool = deps.tools_for(context)[task["tool"]]
@@ -171,6 +206,4 @@ def _run(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> Command[Any
         status=result["status"],
         replayed=result["replayed"],
     )
-    # The execution is counted here, once: if an earlier process ran it, its count was lost
-    # with the writes that made this task run again.
-    return Command(update={"results": [result], "step_count": 1}, goto=route_after_run_task(state))
+    return result

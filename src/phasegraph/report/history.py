@@ -18,7 +18,8 @@ from langgraph.types import StateSnapshot
 
 from phasegraph.state.state import STAGE_COUNTERS
 
-# Stages in the order a run meets them; a chart lists them so.
+# Stages in the order a run meets them; a chart lists them so. ``run_task`` is a node only in
+# threads of versions before a round's tasks ran inside ``execute``'s step.
 STAGE_ORDER = (
     "analyse",
     "phase_plan",

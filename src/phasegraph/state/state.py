@@ -94,7 +94,7 @@ class TaskResult(TypedDict):
 
 
 class TaskInput(TypedDict):
-    """What `execute` sends to one `run_task`: a task and where it belongs."""
+    """What `execute` gives one `run_task`: a task and where it belongs."""
 
     task: dict[str, Any]
     """The dumped `Task`."""
@@ -108,8 +108,6 @@ class TaskInput(TypedDict):
     """Dispatch number within the round."""
     timeout_s: float
     """Seconds the tool may take: the per-task limit, cut to what is left of the round's."""
-    last_wave: NotRequired[bool]
-    """Whether no task waits for this wave: its task hands over to the judge (else execute)."""
     workspace: NotRequired[str]
     """The folder the run works in, for a task whose run names none (`graph.folder`)."""
 
@@ -330,15 +328,13 @@ class State(TypedDict, total=False):
     current_plan: dict[str, Any] | None
     """The dumped `RoundPlan` of the round in progress."""
     results: Annotated[list[TaskResult], merge_results]
-    """Results of the round in progress (parallel `run_task`s each add theirs)."""
+    """Results of the round in progress, each task's once (`execute` writes them)."""
     round_seq: int
     """Rounds planned so far in the whole run; numbers the journal keys."""
     phase_window_seq: int
     """`round_seq` before the first round of the current phase or of its latest replan."""
-    dispatch: list[TaskInput]
-    """What `execute` hands to `run_task`s in the current wave, one item per task."""
     wave: int
-    """Waves dispatched so far in the current round."""
+    """Waves run so far in the current round."""
     tool_decisions: dict[str, str]
     """A person's allow / deny for justified tool requests, by journal key."""
     judgement: dict[str, Any] | None
