@@ -42,6 +42,7 @@ class Proc:
         self.script = tmp_path / "script.json"
         self.script.write_text(json.dumps(script), encoding="utf-8")
         self.soak: Path | None = None  # the soak test's workspace: runner.py --soak
+        self.workspace: Path | None = None  # the built-in tools' folder: runner.py --workspace
         tests = str(Path(__file__).parents[1])  # the runner imports the shared scripts module
         path = os.pathsep.join(p for p in (tests, os.environ.get("PYTHONPATH", "")) if p)
         self.env = {**os.environ, "LANGGRAPH_STRICT_MSGPACK": "true", "PYTHONPATH": path}
@@ -61,6 +62,7 @@ class Proc:
             review,
             *(["--fast"] if fast else []),
             *(["--soak", str(self.soak)] if self.soak else []),
+            *(["--workspace", str(self.workspace)] if self.workspace else []),
         ]
 
     def run(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import subprocess
 import sys
@@ -45,6 +46,9 @@ def main() -> int:
     parser.add_argument("--review", default="none")
     parser.add_argument("--log", default=None)
     parser.add_argument("--fast", action="store_true", help="slow tools sleep 0.05 s")
+    parser.add_argument(
+        "--workspace", default=None, help="the built-in tools on, in WORKSPACE, one task a wave"
+    )
     args = parser.parse_args()
     log = Path(args.log) if args.log else None
 
@@ -88,9 +92,22 @@ def main() -> int:
         record(f"done {label}")
         return f"wrote {label}"
 
-    tools = [echo, slow, slow_idempotent]
+    @tool
+    def halt() -> str:
+        """The first call ends the process at once, as a crash does; later calls return."""
+        marker = Path(args.workspace or ".").parent / "halted"
+        if not marker.exists():
+            marker.touch()
+            time.sleep(0.5)  # what the tasks before it saved reaches the database first
+            os._exit(3)
+        return "went on"
+
+    tools = [echo, slow, slow_idempotent, halt]
     config = {"configurable": {"thread_id": args.thread}}
     context = Context(review=args.review, max_steps=50)
+    if args.workspace:
+        context = Context(review=args.review, max_steps=50, workspace=args.workspace,
+                          max_parallel=1)  # fmt: skip
     if args.soak:
         model = ScriptedChatModel(script=soak_script())
         tools = [logged_write]
@@ -103,7 +120,10 @@ def main() -> int:
         return 0
     with open_checkpointer(args.db) as saver:
         graph = build_graph(
-            model=model, tools=tools, builtin_tools=bool(args.soak), checkpointer=saver
+            model=model,
+            tools=tools,
+            builtin_tools=bool(args.soak or args.workspace),
+            checkpointer=saver,
         )
         try:
             if args.command == "start":

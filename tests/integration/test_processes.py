@@ -157,6 +157,34 @@ def test_sigkill_mid_round_never_reruns_a_finished_call(tmp_path: Path, database
     assert sorted(s[0] for s in states) == ["finished"] * 3
 
 
+def test_a_process_that_died_mid_execute_resumes_with_the_waves_it_had_picked(
+    tmp_path: Path, database: str
+) -> None:
+    """The waves are not picked again from a workspace the earlier ones changed.
+
+    One task a wave: the read of a file that is not there fails, the write then makes it, and
+    the process dies in the third wave. Picked again on resume, the write would be held back
+    as planned beside a read of nothing, though it ran.
+    """
+    plan = round_plan(
+        ("r", "read_file", {"path": "new.txt"}),
+        ("w", "write_file", {"path": "new.txt", "content": "hello"}),
+        ("h", "halt", {}),
+    )
+    proc = Proc(tmp_path, make_script(phase_planner=[phases("p1")], plan_tool_call=[plan]),
+                database)  # fmt: skip
+    proc.workspace = tmp_path / "ws"
+    proc.workspace.mkdir()
+    code, _, err = proc.run("t1", "start", "Write new.txt")
+    assert code == 3, err
+    code, out, err = proc.run("t1", "resume")
+    assert code == 0, err
+    (round_one, *later) = out["rounds"]
+    results = {r["task_id"]: (r["status"], r["wave"]) for r in round_one["results"]}
+    assert results == {"r": ("failed", 1), "w": ("ok", 2), "h": ("interrupted", 3)}
+    assert later == [] and (proc.workspace / "new.txt").read_text() == "hello"
+
+
 LOAD = make_script(
     phase_planner=[phases("p1", "p2")],
     plan_tool_call=[

@@ -11,6 +11,7 @@ import pytest
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool, StructuredTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.types import Send
 
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
@@ -168,7 +169,8 @@ def test_a_round_of_two_waves_is_one_execute_step() -> None:
     # wave 1 (t0, t1), then wave 2 (t2, which waits for t0), each task shown as it ends, all
     # in execute's one step; then the judge
     assert order[: order.index("judge") + 1] == [
-        "analyse", "phase_plan", "plan", "run_task", "run_task", "run_task", "execute", "judge",
+        "analyse", "phase_plan", "plan",
+        "pick_wave", "run_task", "run_task", "pick_wave", "run_task", "execute", "judge",
     ]  # fmt: skip
     assert sorted(log[:2]) == ["t0", "t1"] and log[2] == "t2"
     (record,) = graph.get_state(config).values["rounds"]
@@ -201,8 +203,12 @@ class OlderLayout(InMemorySaver):
         return saved
 
 
-def test_a_wave_an_older_version_sent_to_run_task_nodes_is_run_by_execute() -> None:
-    """Its tasks run once each, in one execute and one judge; one that finished replays."""
+@pytest.mark.parametrize("given", ["to build_graph", "in the config"])
+def test_a_wave_an_older_version_sent_to_run_task_nodes_is_run_by_execute(given: str) -> None:
+    """Its tasks run once each, in one execute and one judge; one that finished replays.
+
+    Also where the checkpointer comes in the config, as the LangGraph server gives it.
+    """
     log: list[str] = []
 
     @tool
@@ -214,26 +220,37 @@ def test_a_wave_an_older_version_sent_to_run_task_nodes_is_run_by_execute() -> N
     plan = round_plan(("t0", "append", {"text": "a"}), ("t1", "append", {"text": "b"}))
     script = make_script(phase_planner=[phases("p1")], plan_tool_call=[plan])
     saver = OlderLayout()
-    graph = build_graph(model=ScriptedChatModel(script=script), tools=[append], checkpointer=saver)
     config: Any = {"configurable": {"thread_id": "older"}}
+    built = saver if given == "to build_graph" else None
+    if built is None:
+        config["configurable"][CONFIG_KEY_CHECKPOINTER] = saver
+    graph = build_graph(model=ScriptedChatModel(script=script), tools=[append], checkpointer=built)
     context = Context()
     final_state(graph, {"request": "go"}, config, context=context, interrupt_before=["execute"])
     stopped = graph.get_state(config)
     assert stopped.next == ("execute",)  # the pending sends, read as this version's
-    # the process stopped after the wave's first task had run: its journal entry finished
-    journal = journal_for(saver)
-    key = journal_key("older", stopped.values["run_id"], "p1", 1, "t0")
-    done = {"task_id": "t0", "tool": "append", "arguments": {"text": "a"}, "status": "ok"}
-    journal.start(key, "append", {"text": "a"})
-    journal.finish(key, done | {"output": "appended a", "duration_s": 0.01, "wave": 1,
-                                "replayed": False})  # fmt: skip
+    if built is not None:
+        # the process stopped after the wave's first task had run: its journal entry finished
+        # (a graph given no checkpointer keeps its journal in memory, out of a test's reach)
+        journal = journal_for(saver)
+        key = journal_key("older", stopped.values["run_id"], "p1", 1, "t0")
+        done = {"task_id": "t0", "tool": "append", "arguments": {"text": "a"}, "status": "ok"}
+        journal.start(key, "append", {"text": "a"})
+        journal.finish(key, done | {"output": "appended a", "duration_s": 0.01, "wave": 1,
+                                    "replayed": False})  # fmt: skip
     chunks = list(graph.stream(None, config, context=context, stream_mode="updates"))
-    assert [next(iter(c)) for c in chunks][:4] == ["run_task", "run_task", "execute", "judge"]
+    assert [next(iter(c)) for c in chunks][:5] == [
+        "pick_wave", "run_task", "run_task", "execute", "judge"
+    ]  # fmt: skip
     out = graph.get_state(config).values
     assert out["status"] == "completed", out.get("error")
-    assert log == ["b"]  # the second task; the first replayed
     (record,) = out["rounds"]
-    assert {r["task_id"]: r["replayed"] for r in record["results"]} == {"t0": True, "t1": False}
+    replayed = {r["task_id"]: r["replayed"] for r in record["results"]}
+    if built is not None:
+        assert log == ["b"]  # the second task; the first replayed
+        assert replayed == {"t0": True, "t1": False}
+    else:
+        assert sorted(log) == ["a", "b"] and replayed == {"t0": False, "t1": False}
 
 
 NAP = round_plan(("t1", "nap", {"seconds": 0.01, "label": "a"}))
@@ -510,6 +527,32 @@ def test_a_tool_denied_is_not_asked_about_again_in_its_phase() -> None:
     assert (out["pending_review"] or {}).get("kind") != "tool_permission"
     assert log == [] and len(out["rounds"]) >= 2
     assert [v["denied"] for v in out["tool_violations"]] == [True] * len(out["rounds"])
+
+
+def test_a_tool_denied_is_not_asked_about_again_in_a_later_wave_of_its_round() -> None:
+    log: list[str] = []
+    research = dict(ANALYSIS, task_type="research")
+    plan = round_plan(
+        ("a", "write_file", {"path": "x.md", "content": "1"}),
+        ("n", "nap", {"seconds": 0.01, "label": "n"}),
+        ("b", "write_file", {"path": "y.md", "content": "2"}),
+    )
+    for task in (plan["tasks"][0], plan["tasks"][2]):
+        task["justification"] = "must save"
+    plan["tasks"][2]["depends_on"] = ["n"]  # b comes in the wave after a's
+    script = make_script(
+        request_analyser=[research], phase_planner=[phases("p1")], plan_tool_call=[plan]
+    )
+    _, _, _, graph, config, context = run_graph(script, sleepy_tools(log), review="all")
+    out = resume(graph, config, {"action": "approve"}, context=context)
+    assert out["pending_review"]["task"]["id"] == "a"
+    out = resume(graph, config, {"action": "deny"}, context=context)
+    assert (out["pending_review"] or {}).get("kind") != "tool_permission"
+    (record, *_) = out["rounds"]
+    statuses = {r["task_id"]: r["status"] for r in record["results"]}
+    assert statuses == {"a": "refused", "n": "ok", "b": "refused"}
+    assert [v["task_id"] for v in out["tool_violations"]][:2] == ["a", "b"]
+    assert all(v["denied"] for v in out["tool_violations"])
 
 
 def test_justification_without_reviews_is_refused() -> None:

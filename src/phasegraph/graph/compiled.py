@@ -230,9 +230,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
     def _migrate_checkpoint(self, checkpoint: Checkpoint) -> None:
         """LangGraph's migrations of a loaded checkpoint, then those of earlier phasegraphs."""
         super()._migrate_checkpoint(checkpoint)
-        saver = self.checkpointer
-        if isinstance(saver, BaseCheckpointSaver):
-            wave_sent_to_execute(checkpoint, saver.get_next_version)
+        wave_sent_to_execute(checkpoint)
 
     @contextlib.contextmanager
     def lease(self, config: RunnableConfig | None) -> Iterator[Lease | None]:

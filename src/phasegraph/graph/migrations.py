@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from langgraph.checkpoint.base import Checkpoint
@@ -13,7 +12,7 @@ from langgraph.types import Send
 TO_EXECUTE = "branch:to:execute"
 
 
-def wave_sent_to_execute(checkpoint: Checkpoint, next_version: Callable[[Any, None], Any]) -> None:
+def wave_sent_to_execute(checkpoint: Checkpoint) -> None:
     """A wave an earlier version sent to ``run_task`` nodes is run by ``execute`` instead.
 
     Until ``run_task`` became a task `execute` calls, each task of a wave was a ``Send`` to a
@@ -21,7 +20,7 @@ def wave_sent_to_execute(checkpoint: Checkpoint, next_version: Callable[[Any, No
     (a crash, a kill). Those sends are dropped and ``execute`` is due: it runs the round's
     tasks that have no result yet, a non-idempotent one replayed from its journal entry if it
     finished (the entry's key is the one the send carried), an idempotent one run again.
-    ``next_version`` is the checkpointer's `get_next_version`.
+    A checkpoint with no such send is left as it is.
     """
     values = checkpoint["channel_values"]
     sends = values.get(TASKS) or []
@@ -31,9 +30,10 @@ def wave_sent_to_execute(checkpoint: Checkpoint, next_version: Callable[[Any, No
     values[TASKS] = kept
     values.pop("dispatch", None)
     values[TO_EXECUTE] = None
-    # newer than any version of the checkpoint, so newer than what execute has seen of it
+    # due: the channel has a version execute has not seen (it has seen none of it)
     versions: dict[str, Any] = dict(checkpoint["channel_versions"])
-    checkpoint["channel_versions"][TO_EXECUTE] = next_version(max(versions.values()), None)
+    checkpoint["channel_versions"][TO_EXECUTE] = max(versions.values())
+    checkpoint["versions_seen"].get("execute", {}).pop(TO_EXECUTE, None)
     # LangGraph looks for the nodes to run among those of the channels the checkpoint updated
     updated = checkpoint.get("updated_channels")
     if updated is not None and TO_EXECUTE not in updated:

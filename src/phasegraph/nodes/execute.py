@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from langchain_core.tools import BaseTool
 from langgraph.func import task as langgraph_task
@@ -53,6 +53,7 @@ from phasegraph.state.reading import current_phase, phase_window, planned_tasks,
 from phasegraph.state.state import merge_results
 from phasegraph.storage.journal import journal_key
 from phasegraph.tools.constraints import refusal_reason
+from phasegraph.tools.stopping import stopped_here
 from phasegraph.tools.workspace import Workspace
 
 
@@ -65,27 +66,63 @@ def round_elapsed(results: list[TaskResult]) -> float:
 
 
 def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
-    """Run the round's waves; its results, each task counted once (SPEC section 3)."""
+    """Run the round's waves; its results, each task counted once (SPEC section 3).
+
+    Each wave is picked by a `pick_wave`, and each of its tasks run by a `run_task`: LangGraph
+    tasks, whose answers are saved as they come, so that after a crash the node, run again,
+    is handed the waves and results it had instead of picking and running them anew.
+    """
     if (raised := task_error(state)) is not None:
         return round_stopped(state, raised)
-    context = context_of(runtime)
     writes, now = _Writes(), state
-    while True:
-        wave = _Wave.of(now, context, deps)
-        progress = True
-        while progress and wave.asked is None:  # settling one task can settle those after it
-            progress = False
-            for task in wave.tasks:
-                progress = wave.decide(task, runtime) or progress
-                if wave.asked is not None:
-                    break
-        update = wave.update(now)
-        writes.add(update, _run_wave(wave.sent, runtime, deps))
+    while not stopped_here():  # a cancelled async run picks no further wave
+        picked = PICK_WAVE(now, runtime, deps).result()
+        writes.add(picked, _run_wave(picked["sent"], runtime, deps))
         now = writes.applied(state)
         if (raised := task_error(now)) is not None:
             return writes.update() | round_stopped(now, raised)
-        if not wave.sent or _all_have_results(now):
-            return writes.update()
+        if not picked["sent"] or _all_have_results(now):
+            break
+    return writes.update()
+
+
+class WavePick(TypedDict):
+    """What `pick_wave` decides: the wave, its tasks and the writes of the tasks it settles."""
+
+    wave: int
+    """The wave's number in the round (unchanged when it sends nothing)."""
+    sent: list[TaskInput]
+    """The tasks that run in this wave."""
+    results: list[TaskResult]
+    """Results of the tasks it settles without running them (skipped, refused, timeout)."""
+    tool_violations: list[ToolViolation]
+    """Its refusals."""
+    pending_review: dict[str, Any] | None
+    """The question for the person, if a task asks one (nothing then runs)."""
+
+
+def pick_wave(now: State, at: Runtime[Context], deps: Deps) -> WavePick:
+    """The round's next wave, and the tasks settled without running, as of ``now``.
+
+    Called as a LangGraph task (`PICK_WAVE`), so that a node run again after a crash is handed
+    the waves it picked before, not new ones picked from a workspace those waves changed.
+    """
+    wave = _Wave.of(now, context_of(at), deps)
+    progress = True
+    while progress and wave.asked is None:  # settling one task can settle those after it
+        progress = False
+        for task in wave.tasks:
+            progress = wave.decide(task, at) or progress
+            if wave.asked is not None:
+                break
+    update = wave.update(now)
+    return {
+        "wave": update["wave"],
+        "sent": wave.sent,
+        "results": update.get("results", []),
+        "tool_violations": update.get("tool_violations", []),
+        "pending_review": update.get("pending_review"),
+    }
 
 
 def _all_have_results(state: State) -> bool:
@@ -117,6 +154,8 @@ def _merged(old: list[TaskResult], new: list[TaskResult]) -> list[TaskResult]:
 
 RUN_TASK = langgraph_task(run_task)
 """`run_task` as a LangGraph task: called, it returns a future of its result."""
+PICK_WAVE = langgraph_task(pick_wave)
+"""`pick_wave` as a LangGraph task: called, it returns a future of the wave."""
 
 
 @dataclass
@@ -129,12 +168,12 @@ class _Writes:
     asked: dict[str, Any] | None = None
     ran: int = 0
 
-    def add(self, update: dict[str, Any], ran: list[TaskResult]) -> None:
+    def add(self, picked: WavePick, ran: list[TaskResult]) -> None:
         """A wave's writes, and the results of the tasks it ran."""
-        self.results = _merged(self.results, update.get("results", []) + ran)
-        self.violations += update.get("tool_violations", [])
-        self.wave = update["wave"]
-        self.asked = update.get("pending_review")
+        self.results = _merged(self.results, picked["results"] + ran)
+        self.violations += picked["tool_violations"]
+        self.wave = picked["wave"]
+        self.asked = picked["pending_review"]
         self.ran += len(ran)
 
     def applied(self, state: State) -> State:
@@ -143,7 +182,17 @@ class _Writes:
             return state
         results = _merged(list(state.get("results") or []), self.results)
         steps = state.get("step_count", 0) + self.ran
-        return cast(State, {**state, "results": results, "wave": self.wave, "step_count": steps})
+        violations = [*(state.get("tool_violations") or []), *self.violations]
+        return cast(
+            State,
+            {
+                **state,
+                "results": results,
+                "wave": self.wave,
+                "step_count": steps,
+                "tool_violations": violations,
+            },
+        )
 
     def update(self) -> dict[str, Any]:
         """The node's update: each execution counts a step, replayed ones too (SPEC 3)."""

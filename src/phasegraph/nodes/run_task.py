@@ -102,12 +102,14 @@ def cancellable(node: Callable[..., Any]) -> Runnable[Any, Any]:
         done: asyncio.Future[Any] = loop.create_future()
 
         def work() -> None:
+            result: Any = None
+            error: BaseException | None = None
             try:
                 result = here.run(call, state, runtime)
             except BaseException as exc:  # handed to the awaiting run, raised there
-                loop.call_soon_threadsafe(_settle, done, None, exc)
-            else:
-                loop.call_soon_threadsafe(_settle, done, result, None)
+                error = exc
+            if not loop.is_closed():  # else the run is over: nobody waits
+                loop.call_soon_threadsafe(_settle, done, result, error)
 
         # Not the loop's default executor: the tasks the node calls run there, and a node
         # waiting on them in it would, with as many runs at once as it has threads, wait forever.

@@ -18,21 +18,20 @@ from langgraph.types import StateSnapshot
 
 from phasegraph.state.state import STAGE_COUNTERS
 
-# Stages in the order a run meets them; a chart lists them so. ``run_task`` is a node only in
-# threads of versions before a round's tasks ran inside ``execute``'s step.
+# Stages in the order a run meets them; a chart lists them so. (Threads of versions whose tasks
+# were ``run_task`` nodes are read with ``execute`` in their place: `graph.migrations`.)
 STAGE_ORDER = (
     "analyse",
     "phase_plan",
     "plan",
     "execute",
-    "run_task",
     "judge",
     "replan",
     "human_review",
     "summarize",
 )
 COUNTERS = STAGE_COUNTERS
-ROUND_NODES = frozenset({"plan", "execute", "run_task", "judge"})
+ROUND_NODES = frozenset({"plan", "execute", "judge"})
 
 
 class HasHistory(Protocol):
