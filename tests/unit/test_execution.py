@@ -16,12 +16,15 @@ from langgraph.types import Send
 
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
 from phasegraph.models.structured import function_spec
+from phasegraph.nodes.deps import workspace_settings
 from phasegraph.nodes.plan import render_history
 from phasegraph.nodes.plan_schema import PLAN_SCHEMA_TOKENS, plan_parameters
 from phasegraph.nodes.prompt_render import tokens
+from phasegraph.nodes.waves import picks_read_files
 from phasegraph.report import build_report
 from phasegraph.state import RoundPlan
 from phasegraph.storage.journal import journal_for, journal_key
+from phasegraph.tools.builtin import Toolbox
 
 from scripts import (
     ANALYSIS,
@@ -169,12 +172,41 @@ def test_a_round_of_two_waves_is_one_execute_step() -> None:
     # wave 1 (t0, t1), then wave 2 (t2, which waits for t0), each task shown as it ends, all
     # in execute's one step; then the judge
     assert order[: order.index("judge") + 1] == [
-        "analyse", "phase_plan", "plan",
-        "pick_wave", "run_task", "run_task", "pick_wave", "run_task", "execute", "judge",
+        "analyse", "phase_plan", "plan", "run_task", "run_task", "run_task", "execute", "judge",
     ]  # fmt: skip
     assert sorted(log[:2]) == ["t0", "t1"] and log[2] == "t2"
     (record,) = graph.get_state(config).values["rounds"]
     assert {r["task_id"]: r["wave"] for r in record["results"]} == {"t0": 1, "t1": 1, "t2": 2}
+
+
+def test_a_wave_is_saved_as_picked_where_its_tasks_name_files(tmp_path) -> None:
+    """Where a round's tasks read or write files, what holds a task back looks at them: each
+    wave picked is saved ({"pick_wave": ...}), so a node run again after a crash is handed it
+    (tests/integration/test_processes.py); where none does, picking again gives the same."""
+    settings = workspace_settings(Context(workspace=str(tmp_path)))
+    tools = Toolbox(None, builtin=True).resolve(settings)
+    read = {"id": "r", "tool": "read_file", "arguments": {"path": "a.txt"}}
+    write = {"id": "w", "tool": "write_file", "arguments": {"path": "a.txt", "content": "x"}}
+    listing = {"id": "l", "tool": "list_files", "arguments": {}}
+    assert picks_read_files([read], tools) and picks_read_files([listing, write], tools)
+    assert not picks_read_files([listing], tools)  # the whole folder: no file of its own
+    mine = {"id": "m", "tool": "nap", "arguments": {"seconds": 0.01, "label": "a"}}
+    assert not picks_read_files([mine], {t.name: t for t in sleepy_tools([])})
+
+    (tmp_path / "a.txt").write_text("x", encoding="utf-8")
+    plan = round_plan(("r", "read_file", {"path": "a.txt"}), ("n", "list_files", {}))
+    plan["tasks"][1]["depends_on"] = ["r"]  # a wave each
+    graph = build_graph(
+        model=ScriptedChatModel(
+            script=make_script(phase_planner=[phases("p1")], plan_tool_call=[plan])
+        ),
+        checkpointer=InMemorySaver(),
+    )
+    config = {"configurable": {"thread_id": "files"}}
+    order = node_order(graph, config, Context(workspace=str(tmp_path)))
+    assert order[order.index("plan") : order.index("judge") + 1] == [
+        "plan", "pick_wave", "run_task", "pick_wave", "run_task", "execute", "judge",
+    ]  # fmt: skip
 
 
 class OlderLayout(InMemorySaver):
@@ -239,9 +271,7 @@ def test_a_wave_an_older_version_sent_to_run_task_nodes_is_run_by_execute(given:
         journal.finish(key, done | {"output": "appended a", "duration_s": 0.01, "wave": 1,
                                     "replayed": False})  # fmt: skip
     chunks = list(graph.stream(None, config, context=context, stream_mode="updates"))
-    assert [next(iter(c)) for c in chunks][:5] == [
-        "pick_wave", "run_task", "run_task", "execute", "judge"
-    ]  # fmt: skip
+    assert [next(iter(c)) for c in chunks][:4] == ["run_task", "run_task", "execute", "judge"]
     out = graph.get_state(config).values
     assert out["status"] == "completed", out.get("error")
     (record,) = out["rounds"]

@@ -52,18 +52,16 @@ def test_every_stage_is_its_own_step_and_each_update_a_dict(tools) -> None:
         (node, update), = chunk.items()
         assert node == "__interrupt__" or isinstance(update, dict), chunk
     steps = [next(iter(c)) for c in chunks if "__interrupt__" not in c]
-    # inside execute's step, its tasks show what they did as they end, before execute's own
-    # update: each wave picked ({"pick_wave": {...}}), each task's result ({"run_task": ...})
+    # inside execute's step, its tasks show their results as they end ({"run_task": ...}),
+    # before execute's own update
     assert steps == [
         "analyse", "phase_plan",  # pause for plan review, answered by Command(resume=...)
-        "human_review", "plan", "pick_wave", "run_task", "run_task", "execute", "judge",
-        "replan", "plan", "pick_wave", "run_task", "execute", "judge", "summarize",
+        "human_review", "plan", "run_task", "run_task", "execute", "judge",
+        "replan", "plan", "run_task", "execute", "judge", "summarize",
     ]  # fmt: skip
     tasks = [c["run_task"] for c in chunks if "run_task" in c]
     assert [len(t["results"]) for t in tasks] == [1, 1, 1] and all(len(t) == 1 for t in tasks)
     assert sorted(t["results"][0]["output"] for t in tasks[:2]) == ["a", "b"]
-    waves = [c["pick_wave"] for c in chunks if "pick_wave" in c]
-    assert [[s["task"]["id"] for s in w["sent"]] for w in waves] == [["t1", "t2"], ["t1"]]
     assert graph.get_state(config).values["status"] == "completed"
 
 

@@ -1,68 +1,34 @@
 """`execute`: run the round's tasks in waves, in one step (SPEC section 5).
 
-Each wave is the tasks whose dependencies have succeeded, up to ``max_parallel`` and what is
-left of the step budget. Each task of a wave is a `run_task`, a LangGraph task of its own
-called from this node, so they run at the same time and a finished one is saved as it ends
-(on resume the node runs again and is handed its result). When a wave is done, the next is
-picked from what it left, until none is left; the round then goes to the judge. Tasks that
-cannot run get their result here: skipped (a dependency failed, or the budget is spent but for
-the judge's step), refused (a tool the task type or phase may not use, recorded in
-``tool_violations``), or timeout (the round's time is up). A refused task that carries a
-justification asks the person first when tool-permission reviews are on: the node ends there,
-with what it ran, and runs again with the answer.
+Each wave is picked by a `waves.pick_wave` and each of its tasks is a `run_task`: LangGraph
+tasks called from this node, so the tasks of a wave run at the same time, and what each returns
+is saved as it comes (on resume the node runs again and is handed it). When a wave is done, the
+next is picked from what it left, until every task has its result; the round then goes to the
+judge. A task that asks the person a question (a tool permission) ends the node there, with
+what it ran; the node runs again with the answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, cast
+from typing import Any, cast
 
-from langchain_core.tools import BaseTool
 from langgraph.func import task as langgraph_task
 from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
-from phasegraph.facts.files import listed_whole
-from phasegraph.facts.tools import (
-    listing_tools,
-)
 from phasegraph.nodes.deps import (
     Deps,
     context_of,
-    phase_allowed_tools,
     task_error,
-    task_result,
-    thread_id,
-)
-from phasegraph.nodes.holds import (
-    blind_writes,
-    failed_before,
-    made_by,
-    one_file_in_plan_order,
-    reads_of_nothing,
-    repeated_calls,
-    unseen_overwrites,
 )
 from phasegraph.nodes.judgement import round_stopped
 from phasegraph.nodes.run_task import executed, run_task
-from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
-from phasegraph.progress import emit
+from phasegraph.nodes.waves import WavePick, pick_wave, picks_read_files
 from phasegraph.state import State, TaskInput, TaskResult, ToolViolation
-from phasegraph.state.reading import current_phase, phase_window, planned_tasks, run_results
+from phasegraph.state.reading import planned_tasks
 from phasegraph.state.state import merge_results
-from phasegraph.storage.journal import journal_key
-from phasegraph.tools.constraints import refusal_reason
 from phasegraph.tools.stopping import stopped_here
-from phasegraph.tools.workspace import Workspace
-
-
-def round_elapsed(results: list[TaskResult]) -> float:
-    """Time the round's waves took so far: waves run one after another, tasks within at once."""
-    longest: dict[int, float] = {}
-    for result in results:
-        longest[result["wave"]] = max(longest.get(result["wave"], 0.0), result["duration_s"])
-    return sum(longest.values())
 
 
 def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
@@ -75,8 +41,9 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
     if (raised := task_error(state)) is not None:
         return round_stopped(state, raised)
     writes, now = _Writes(), state
+    saved = picks_read_files(planned_tasks(state), deps.tools_for(context_of(runtime)))
     while not stopped_here():  # a cancelled async run picks no further wave
-        picked = PICK_WAVE(now, runtime, deps).result()
+        picked = PICK_WAVE(now, runtime, deps).result() if saved else pick_wave(now, runtime, deps)
         writes.add(picked, _run_wave(picked["sent"], runtime, deps))
         now = writes.applied(state)
         if (raised := task_error(now)) is not None:
@@ -84,45 +51,6 @@ def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
         if not picked["sent"] or _all_have_results(now):
             break
     return writes.update()
-
-
-class WavePick(TypedDict):
-    """What `pick_wave` decides: the wave, its tasks and the writes of the tasks it settles."""
-
-    wave: int
-    """The wave's number in the round (unchanged when it sends nothing)."""
-    sent: list[TaskInput]
-    """The tasks that run in this wave."""
-    results: list[TaskResult]
-    """Results of the tasks it settles without running them (skipped, refused, timeout)."""
-    tool_violations: list[ToolViolation]
-    """Its refusals."""
-    pending_review: dict[str, Any] | None
-    """The question for the person, if a task asks one (nothing then runs)."""
-
-
-def pick_wave(now: State, at: Runtime[Context], deps: Deps) -> WavePick:
-    """The round's next wave, and the tasks settled without running, as of ``now``.
-
-    Called as a LangGraph task (`PICK_WAVE`), so that a node run again after a crash is handed
-    the waves it picked before, not new ones picked from a workspace those waves changed.
-    """
-    wave = _Wave.of(now, context_of(at), deps)
-    progress = True
-    while progress and wave.asked is None:  # settling one task can settle those after it
-        progress = False
-        for task in wave.tasks:
-            progress = wave.decide(task, at) or progress
-            if wave.asked is not None:
-                break
-    update = wave.update(now)
-    return {
-        "wave": update["wave"],
-        "sent": wave.sent,
-        "results": update.get("results", []),
-        "tool_violations": update.get("tool_violations", []),
-        "pending_review": update.get("pending_review"),
-    }
 
 
 def _all_have_results(state: State) -> bool:
@@ -206,188 +134,3 @@ class _Writes:
         if self.ran:
             update["step_count"] = self.ran
         return update
-
-
-def _holds(
-    state: State, context: Context, available: Mapping[str, BaseTool], space: Workspace
-) -> tuple[dict[str, str], dict[str, str]]:
-    """The round's tasks held back, with why, and its repeated reads, with the read repeated."""
-    tasks = planned_tasks(state)
-    earlier = (r for record in phase_window(state) for r in record["results"])
-    listing = listing_tools(available) if listed_whole(context, available) else set()
-    nothing = reads_of_nothing(tasks, available, space)
-    blind = blind_writes(tasks, available, earlier, listing, nothing)
-    seen = run_results(state)
-    blind |= unseen_overwrites(tasks, available, seen, state, context)
-    blind |= failed_before(tasks, available, seen)
-    return blind, repeated_calls(tasks, available)
-
-
-def denied_in_phase(state: State, tool: str, phase_id: str) -> bool:
-    """Whether a person denied ``tool`` earlier in the phase: the tool is not asked about again.
-
-    A person who said no to a tool is not asked about it each round a plan names it again; the
-    task is refused as the first was. A phase of another id asks afresh.
-    """
-    return any(
-        v.get("denied") and v["tool"] == tool and v["phase_id"] == phase_id
-        for v in state.get("tool_violations") or []
-    )
-
-
-@dataclass
-class _Wave:
-    """One pass of `execute` over the round: what it settles, what it sends, what it asks."""
-
-    state: State
-    context: Context
-    available: Mapping[str, BaseTool]
-    allowed: set[str]
-    space: Workspace
-    root: str
-    blind: dict[str, str]
-    repeats: dict[str, str]
-    after: dict[str, list[str]]
-    number: int
-    time_left: float
-    steps_left: int
-    done: dict[str, TaskResult]
-    new: list[TaskResult] = field(default_factory=list)
-    sent: list[TaskInput] = field(default_factory=list)
-    violations: list[ToolViolation] = field(default_factory=list)
-    asked: dict[str, Any] | None = None
-
-    @classmethod
-    def of(cls, state: State, context: Context, deps: Deps) -> _Wave:
-        """The next wave of the round in progress."""
-        available = deps.tools_for(context)
-        space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
-        blind, repeats = _holds(state, context, available, space)
-        done = {r["task_id"]: r for r in state.get("results", [])}
-        return cls(
-            state=state,
-            context=context,
-            available=available,
-            allowed=set(phase_allowed_tools(state, current_phase(state), deps, context)),
-            space=space,
-            root=context.root,  # resolved once, not for each task it sends
-            blind=blind,
-            repeats=repeats,
-            after=one_file_in_plan_order(planned_tasks(state), available, space),
-            number=state.get("wave", 0) + 1,
-            time_left=context.round_timeout_s - round_elapsed(list(done.values())),
-            # one step stays for the judge of this round: judging never passes the budget
-            steps_left=budget_left(state) - JUDGE_STEPS,
-            done=done,
-        )
-
-    @property
-    def tasks(self) -> list[dict[str, Any]]:
-        """The round's planned tasks."""
-        return planned_tasks(self.state)
-
-    def settle(self, result: TaskResult) -> bool:
-        """Give a task its result without running it."""
-        self.done[result["task_id"]] = result
-        self.new.append(result)
-        return True
-
-    def decide(self, task: dict[str, Any], runtime: Runtime[Context]) -> bool:
-        """Settle, send or ask about one task, if it is ready; whether anything was decided."""
-        if task["id"] in self.done or any(t["task"]["id"] == task["id"] for t in self.sent):
-            return False
-        needs = [self.repeats.get(d, d) for d in task["depends_on"]]
-        deps_done = [self.done[d] for d in needs if d in self.done]
-        if len(deps_done) < len(needs):
-            return False
-        if any(w not in self.done for w in self.after.get(task["id"], ())):
-            return False  # an earlier write of its file runs first
-        if task["id"] in self.repeats:
-            same_as = self.repeats[task["id"]]
-            why = f"not run: the same call as {same_as} in this round; its result is theirs"
-            return self.settle(task_result(task, "skipped", why))
-        if any(
-            d["status"] != "ok" and not made_by(d, task, self.available, self.space)
-            for d in deps_done
-        ):
-            return self.settle(task_result(task, "skipped", "a task it depends on did not succeed"))
-        if task["id"] in self.blind:
-            return self.settle(task_result(task, "skipped", self.blind[task["id"]]))
-        phase = current_phase(self.state)
-        key = journal_key(
-            thread_id(),
-            self.state.get("run_id", ""),
-            phase["id"],
-            self.state["round_seq"],
-            task["id"],
-        )
-        decision = (self.state.get("tool_decisions") or {}).get(key)
-        if task["tool"] not in self.allowed and decision != "allow":
-            return self._refuse(task, key, decision, runtime)
-        if self.time_left <= 0:
-            return self.settle(
-                task_result(task, "timeout", "the round's time limit was reached first")
-            )
-        if len(self.sent) >= self.steps_left:
-            return self.settle(task_result(task, "skipped", "the step budget is spent"))
-        if len(self.sent) >= self.context.max_parallel:
-            return False  # the wave is full; the task waits for the next one
-        self.sent.append(
-            {
-                "task": task,
-                "phase_id": phase["id"],
-                "round_seq": self.state["round_seq"],
-                "journal_key": key,
-                "wave": self.number,
-                "timeout_s": min(self.context.task_timeout_s, self.time_left),
-                "workspace": self.root,
-            }
-        )
-        return True
-
-    def _refuse(
-        self, task: dict[str, Any], key: str, decision: str | None, runtime: Runtime[Context]
-    ) -> bool:
-        """A tool the task may not use: refused, or asked about (SPEC section 5)."""
-        tool = task["tool"]
-        phase_id = current_phase(self.state)["id"]
-        task_type = str((self.state.get("structured_request") or {}).get("task_type", ""))
-        reason = refusal_reason(tool, self.available, task_type, phase_id)
-        if decision is None and denied_in_phase(self.state, tool, phase_id):
-            decision = "deny"
-        asks = limits_of(self.state)["review"] == "all"
-        if decision is None and asks and task.get("justification") and tool in self.available:
-            self.asked = {
-                "kind": "tool_permission",
-                "stage": "execute",
-                "key": key,
-                "task": task,
-                "reason": reason,
-                "justification": task["justification"],
-            }
-            emit(runtime, "awaiting_review", kind="tool_permission", tool=tool)
-            return True
-        if decision == "deny":
-            reason += "; the person denied the request"
-        self.violations.append(
-            {
-                "tool": tool,
-                "phase_id": phase_id,
-                "task_id": task["id"],
-                "reason": reason,
-                "denied": decision == "deny",
-            }
-        )
-        return self.settle(task_result(task, "refused", reason))
-
-    def update(self, state: State) -> dict[str, Any]:
-        """The pass's writes: results settled, violations, the wave's number or the question."""
-        update: dict[str, Any] = {}
-        if self.asked is not None:
-            update["pending_review"] = self.asked
-            self.sent = []  # nothing starts until answered
-        if self.new:
-            update["results"] = self.new
-        if self.violations:
-            update["tool_violations"] = self.violations
-        return update | {"wave": self.number if self.sent else state.get("wave", 0)}
