@@ -95,7 +95,7 @@ def main() -> int:
     @tool
     def halt() -> str:
         """The first call ends the process at once, as a crash does; later calls return."""
-        marker = Path(args.workspace or ".").parent / "halted"
+        marker = (log.parent if log is not None else Path(".")) / "halted"
         if not marker.exists():
             marker.touch()
             time.sleep(0.5)  # what the tasks before it saved reaches the database first

@@ -185,6 +185,28 @@ def test_a_process_that_died_mid_execute_resumes_with_the_waves_it_had_picked(
     assert later == [] and (proc.workspace / "new.txt").read_text() == "hello"
 
 
+def test_a_process_that_died_mid_execute_picks_the_same_waves_again(
+    tmp_path: Path, database: str
+) -> None:
+    """Where no task names a file, the waves are picked again on resume, and are the same."""
+    plan = round_plan(
+        ("a", "echo", {"text": "one"}), ("b", "echo", {"text": "two"}), ("h", "halt", {})
+    )
+    plan["tasks"][1]["depends_on"] = ["a"]
+    plan["tasks"][2]["depends_on"] = ["b"]  # a wave each
+    proc = Proc(tmp_path, make_script(phase_planner=[phases("p1")], plan_tool_call=[plan]),
+                database)  # fmt: skip
+    code, _, err = proc.run("t1", "start", "Echo twice")
+    assert code == 3, err
+    code, out, err = proc.run("t1", "resume")
+    assert code == 0, err
+    (round_one, *_) = out["rounds"]
+    results = {r["task_id"]: (r["status"], r["wave"]) for r in round_one["results"]}
+    assert results == {"a": ("ok", 1), "b": ("ok", 2), "h": ("interrupted", 3)}
+    assert proc.tool_lines()[:2] == ["echo one", "echo two"]
+    assert proc.tool_lines().count("echo one") == proc.tool_lines().count("echo two") == 1
+
+
 LOAD = make_script(
     phase_planner=[phases("p1", "p2")],
     plan_tool_call=[

@@ -193,6 +193,15 @@ def test_a_wave_is_saved_as_picked_where_its_tasks_name_files(tmp_path) -> None:
     mine = {"id": "m", "tool": "nap", "arguments": {"seconds": 0.01, "label": "a"}}
     assert not picks_read_files([mine], {t.name: t for t in sleepy_tools([])})
 
+    @tool
+    def save(content: str, path: str = "out.txt") -> str:
+        """Save the content (to out.txt unless told)."""
+        return "saved"
+
+    save.metadata = {"writes": "path"}  # its file may be its default: a write all the same
+    assert picks_read_files([{"id": "s", "tool": "save", "arguments": {"content": "x"}}],
+                            {"save": save})  # fmt: skip
+
     (tmp_path / "a.txt").write_text("x", encoding="utf-8")
     plan = round_plan(("r", "read_file", {"path": "a.txt"}), ("n", "list_files", {}))
     plan["tasks"][1]["depends_on"] = ["r"]  # a wave each

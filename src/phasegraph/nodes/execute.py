@@ -34,9 +34,10 @@ from phasegraph.tools.stopping import stopped_here
 def execute(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     """Run the round's waves; its results, each task counted once (SPEC section 3).
 
-    Each wave is picked by a `pick_wave`, and each of its tasks run by a `run_task`: LangGraph
-    tasks, whose answers are saved as they come, so that after a crash the node, run again,
-    is handed the waves and results it had instead of picking and running them anew.
+    Each of a wave's tasks is run by a `run_task`, a LangGraph task whose answer is saved as
+    it comes, so that after a crash the node, run again, is handed the results it had instead
+    of running the tasks anew. Each wave is picked by a `pick_wave`: saved so too where the
+    workspace's files can change a pick (`waves.picks_read_files`), else picked here again.
     """
     if (raised := task_error(state)) is not None:
         return round_stopped(state, raised)

@@ -108,8 +108,10 @@ def cancellable(node: Callable[..., Any]) -> Runnable[Any, Any]:
                 result = here.run(call, state, runtime)
             except BaseException as exc:  # handed to the awaiting run, raised there
                 error = exc
-            if not loop.is_closed():  # else the run is over: nobody waits
+            try:
                 loop.call_soon_threadsafe(_settle, done, result, error)
+            except RuntimeError:  # the loop has closed: the run is over, nobody waits
+                pass
 
         # Not the loop's default executor: the tasks the node calls run there, and a node
         # waiting on them in it would, with as many runs at once as it has threads, wait forever.

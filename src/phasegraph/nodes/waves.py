@@ -94,19 +94,20 @@ def pick_wave(now: State, at: Runtime[Context], deps: Deps) -> WavePick:
 
 
 def picks_read_files(tasks: list[dict[str, Any]], tools: Mapping[str, BaseTool]) -> bool:
-    """Whether picking this round's waves reads files: a task names a file it reads or writes.
+    """Whether picking this round's waves reads files: a task reads a file, or may write one.
 
-    The holds that keep a task back look at the files the tasks' tools declare they read or
-    write (``reads``, ``writes``; a read-only tool's ``path``). Only then can a wave picked
-    again after a crash differ from the one picked before, the earlier waves having changed
-    those files, and only then is each pick saved (`execute.PICK_WAVE`); else a pick is a
-    function of the state alone, and picking it again gives the same wave.
+    What holds a task back looks at the workspace only for a round with a task whose tool
+    declares it writes files (``writes``: its file, the reads beside it, a listing of the
+    workspace) or that names a file a read-only tool reads (``reads``, else ``path``). Only
+    then can a wave picked again after a crash differ from the one picked before, the earlier
+    waves having changed the workspace, and only then is each pick saved
+    (`execute.PICK_WAVE`). Else a pick reads the state, the run's settings and what its tools
+    declare, which a node run again has as they were.
     """
-    for task in tasks:
-        written = written_argument(tools.get(task["tool"]))
-        if read_path(task, tools) is not None or (written and written in task["arguments"]):
-            return True
-    return False
+    return any(
+        read_path(task, tools) is not None or written_argument(tools.get(task["tool"]))
+        for task in tasks
+    )
 
 
 def _holds(
