@@ -1,8 +1,9 @@
 """`execute`: run the round's tasks in waves, in one step (SPEC section 5).
 
-Each wave is picked by a `waves.pick_wave` and each of its tasks is a `run_task`: LangGraph
-tasks called from this node, so the tasks of a wave run at the same time, and what each returns
-is saved as it comes (on resume the node runs again and is handed it). When a wave is done, the
+Each of a wave's tasks is a `run_task`, a LangGraph task called from this node, so the tasks of
+a wave run at the same time, and what each returns is saved as it comes (on resume the node runs
+again and is handed it); each wave is picked by a `waves.pick_wave`, saved so too where files
+can change it. When a wave is done, the
 next is picked from what it left, until every task has its result; the round then goes to the
 judge. A task that asks the person a question (a tool permission) ends the node there, with
 what it ran; the node runs again with the answer.
@@ -64,9 +65,9 @@ def _run_wave(sent: list[TaskInput], runtime: Runtime[Context], deps: Deps) -> l
     """The results of a wave's tasks, each a `run_task` of its own, run at the same time.
 
     A result LangGraph hands back from a process before must be the task's: should the node,
-    run again, send its tasks in another order (a write of the wave before changed what it
-    holds back), a result saved for another task is not taken for this one's, which runs
-    here instead (its journal replays it if it finished).
+    run again, send its tasks in another order (its tools now declaring other things), a
+    result saved for another task is not taken for this one's, which runs here instead (its
+    journal replays it if it finished).
     """
     futures = [RUN_TASK(item, runtime, deps) for item in sent]
     results = [future.result()["results"][0] for future in futures]
@@ -125,7 +126,7 @@ class _Writes:
 
     def update(self) -> dict[str, Any]:
         """The node's update: each execution counts a step, replayed ones too (SPEC 3)."""
-        update: dict[str, Any] = {"wave": self.wave}
+        update: dict[str, Any] = {} if self.wave is None else {"wave": self.wave}
         if self.results:
             update["results"] = self.results
         if self.violations:
