@@ -3,10 +3,9 @@
 Each of a wave's tasks is a `run_task`, a LangGraph task called from this node, so the tasks of
 a wave run at the same time, and what each returns is saved as it comes (on resume the node runs
 again and is handed it); each wave is picked by a `waves.pick_wave`, saved so too where files
-can change it. When a wave is done, the
-next is picked from what it left, until every task has its result; the round then goes to the
-judge. A task that asks the person a question (a tool permission) ends the node there, with
-what it ran; the node runs again with the answer.
+can change it. When a wave is done, the next is picked from what it left, until every task has
+its result; the round then goes to the judge. A task that asks the person a question (a tool
+permission) ends the node there, with what it ran; the node runs again with the answer.
 """
 
 from __future__ import annotations

@@ -83,14 +83,7 @@ def pick_wave(now: State, at: Runtime[Context], deps: Deps) -> WavePick:
             progress = wave.decide(task, at) or progress
             if wave.asked is not None:
                 break
-    update = wave.update(now)
-    return {
-        "wave": update["wave"],
-        "sent": wave.sent,
-        "results": update.get("results", []),
-        "tool_violations": update.get("tool_violations", []),
-        "pending_review": update.get("pending_review"),
-    }
+    return wave.picked()
 
 
 def picks_read_files(tasks: list[dict[str, Any]], tools: Mapping[str, BaseTool]) -> bool:
@@ -282,14 +275,13 @@ class _Wave:
         )
         return self.settle(task_result(task, "refused", reason))
 
-    def update(self, state: State) -> dict[str, Any]:
-        """The pass's writes: results settled, violations, the wave's number or the question."""
-        update: dict[str, Any] = {}
-        if self.asked is not None:
-            update["pending_review"] = self.asked
-            self.sent = []  # nothing starts until answered
-        if self.new:
-            update["results"] = self.new
-        if self.violations:
-            update["tool_violations"] = self.violations
-        return update | {"wave": self.number if self.sent else state.get("wave", 0)}
+    def picked(self) -> WavePick:
+        """The pass's wave, the results it settled, its refusals and its question."""
+        sent = [] if self.asked is not None else self.sent  # nothing starts until answered
+        return {
+            "wave": self.number if sent else self.state.get("wave", 0),
+            "sent": sent,
+            "results": self.new,
+            "tool_violations": self.violations,
+            "pending_review": self.asked,
+        }
