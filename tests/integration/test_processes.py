@@ -157,6 +157,19 @@ def test_sigkill_mid_round_never_reruns_a_finished_call(tmp_path: Path, database
     assert sorted(s[0] for s in states) == ["finished"] * 3
 
 
+def _died_then_resumed(
+    proc: Proc, request: str
+) -> tuple[dict[str, object], dict[str, tuple[str, int]]]:
+    """The run of a plan whose ``halt`` ends the process, resumed: its state, and the first
+    round's results by task, as (status, wave)."""
+    code, _, err = proc.run("t1", "start", request)
+    assert code == 3, err
+    code, out, err = proc.run("t1", "resume")
+    assert code == 0, err
+    results = {r["task_id"]: (r["status"], r["wave"]) for r in out["rounds"][0]["results"]}
+    return out, results
+
+
 def test_a_process_that_died_mid_execute_resumes_with_the_waves_it_had_picked(
     tmp_path: Path, database: str
 ) -> None:
@@ -175,14 +188,9 @@ def test_a_process_that_died_mid_execute_resumes_with_the_waves_it_had_picked(
                 database)  # fmt: skip
     proc.workspace = tmp_path / "ws"
     proc.workspace.mkdir()
-    code, _, err = proc.run("t1", "start", "Write new.txt")
-    assert code == 3, err
-    code, out, err = proc.run("t1", "resume")
-    assert code == 0, err
-    (round_one, *later) = out["rounds"]
-    results = {r["task_id"]: (r["status"], r["wave"]) for r in round_one["results"]}
+    out, results = _died_then_resumed(proc, "Write new.txt")
     assert results == {"r": ("failed", 1), "w": ("ok", 2), "h": ("interrupted", 3)}
-    assert later == [] and (proc.workspace / "new.txt").read_text() == "hello"
+    assert len(out["rounds"]) == 1 and (proc.workspace / "new.txt").read_text() == "hello"
 
 
 def test_a_process_that_died_mid_execute_picks_the_same_waves_again(
@@ -196,12 +204,7 @@ def test_a_process_that_died_mid_execute_picks_the_same_waves_again(
     plan["tasks"][2]["depends_on"] = ["b"]  # a wave each
     proc = Proc(tmp_path, make_script(phase_planner=[phases("p1")], plan_tool_call=[plan]),
                 database)  # fmt: skip
-    code, _, err = proc.run("t1", "start", "Echo twice")
-    assert code == 3, err
-    code, out, err = proc.run("t1", "resume")
-    assert code == 0, err
-    (round_one, *_) = out["rounds"]
-    results = {r["task_id"]: (r["status"], r["wave"]) for r in round_one["results"]}
+    _, results = _died_then_resumed(proc, "Echo twice")
     assert results == {"a": ("ok", 1), "b": ("ok", 2), "h": ("interrupted", 3)}
     assert proc.tool_lines()[:2] == ["echo one", "echo two"]
     assert proc.tool_lines().count("echo one") == proc.tool_lines().count("echo two") == 1
