@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from phasegraph import ScriptedChatModel, build_graph
 from phasegraph.storage.database import sqlite_database
-from phasegraph.storage.journal import TableJournal, journal_key
+from phasegraph.storage.journal import WORKSPACE_JOURNAL, TableJournal, journal_for, journal_key
 
 from scripts import final_state, make_script, phases, round_plan
 
@@ -119,8 +121,6 @@ def test_a_started_idempotent_call_is_run_again(setup) -> None:
 def test_a_new_in_memory_checkpointer_never_inherits_an_old_journal(tools, tool_log) -> None:
     """Journals once keyed by id(): a new saver at a reused address replayed old results."""
     import gc
-
-    from langgraph.checkpoint.memory import InMemorySaver
 
     script = make_script(phase_planner=[phases("p1")])
     for _ in range(20):
@@ -306,3 +306,66 @@ def test_a_result_is_filed_under_its_own_tool_even_if_its_key_is_taken_meanwhile
     journal.finish("k", {"tool": "delete_file", "arguments": {"path": "x"}, "output": "gone"})
     monkeypatch.undo()
     assert journal.get("k")["state"] == "started"  # type: ignore[index]
+
+
+class ServerSaver(InMemorySaver):
+    """A checkpointer a server hands each run, whose threads outlast its process (as
+    ``langgraph dev``'s, an InMemorySaver kept in files)."""
+
+
+def served_run(saver, workspace: Path, tools, before_tasks=None):
+    """A run as a LangGraph server makes it: of a copy of the graph given the server's saver.
+
+    The graph is built with no checkpointer, as `phasegraph.graph` is; each copy is made from a
+    new one, as by a restarted server process.
+    """
+    script = make_script(
+        phase_planner=[phases("p1")], plan_tool_call=[round_plan(("t1", "append", {"text": "x"}))]
+    )
+
+    def served() -> Any:
+        graph = build_graph(model=ScriptedChatModel(script=script), tools=tools)
+        return graph.copy(update={"checkpointer": saver})
+
+    config = {"configurable": {"thread_id": "j"}}
+    context = {"workspace": str(workspace)}
+    if before_tasks is None:
+        return final_state(served(), {"request": "go"}, config, context=context)
+    graph = served()
+    final_state(graph, {"request": "go"}, config, context=context, interrupt_before=["execute"])
+    before_tasks(key_of(graph.get_state(config).values))
+    return final_state(served(), None, config, context=context)
+
+
+def test_a_served_run_journals_in_its_workspace(setup, tmp_path: Path) -> None:
+    calls, tools, _, _ = setup
+    out = served_run(ServerSaver(), tmp_path, tools)
+    assert calls == ["x"]
+    journal = TableJournal(sqlite_database(str(tmp_path / WORKSPACE_JOURNAL)))
+    assert journal.get(key_of(out))["result"]["output"] == "appended x"
+
+
+def test_a_restarted_server_reports_a_started_call_instead_of_running_it(
+    setup, tmp_path: Path
+) -> None:
+    """The journal once lived in the server's process: after a restart the call ran again."""
+    calls, tools, _, _ = setup
+    saver = ServerSaver()
+    out = served_run(
+        saver,
+        tmp_path,
+        tools,
+        lambda key: journal_for(saver, tmp_path).start(key, "append", {"text": "x"}),
+    )
+    result = out["rounds"][0]["results"][0]
+    assert result["status"] == "interrupted" and "outcome unknown" in result["output"]
+    assert calls == ["x"] * (len(out["rounds"]) - 1)
+
+
+def test_a_graph_with_langgraphs_in_memory_saver_writes_no_journal_file(
+    setup, tmp_path: Path
+) -> None:
+    calls, tools, _, _ = setup
+    out = served_run(InMemorySaver(), tmp_path, tools)
+    assert out["status"] == "completed" and calls == ["x"]
+    assert not (tmp_path / ".phasegraph").exists()

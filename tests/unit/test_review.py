@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -247,12 +248,15 @@ class CrashAfterJudgeSaver(InMemorySaver):
         return super().put(config, checkpoint, metadata, new_versions)
 
 
-def test_a_crash_after_a_node_saved_its_writes_resumes_instead_of_looking_ended(tools) -> None:
+def test_a_crash_after_a_node_saved_its_writes_resumes_instead_of_looking_ended(
+    tools, tmp_path: Path
+) -> None:
     model = ScriptedChatModel(script=make_script())
     graph = build_graph(model=model, tools=tools, checkpointer=CrashAfterJudgeSaver())
     config = {"configurable": {"thread_id": "c"}}
+    context = {"workspace": str(tmp_path)}
     with pytest.raises(_Crash):  # saved synchronously: the run stops where the save failed
-        final_state(graph, {"request": "Report"}, config, durability="sync")
+        final_state(graph, {"request": "Report"}, config, durability="sync", context=context)
     assert len(model.calls_of("judge_tasks")) == 1
     snapshot = graph.get_state(config)
     # LangGraph's `next` leaves the judge out (its writes are saved), so the thread looks ended

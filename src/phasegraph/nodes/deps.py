@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.errors import NodeError
 from langgraph.runtime import Runtime
 
@@ -38,7 +39,6 @@ class Deps:
     toolbox: Toolbox = field(default_factory=lambda: Toolbox([], builtin=False))
     checkpointer: Any = None
     guards: tuple[Guard, ...] | None = None
-    _journal: ToolJournal | None = None
 
     def tools_for(self, context: Context) -> dict[str, BaseTool]:
         """The tools of a run: the user's, plus built-in and MCP tools bound by its settings."""
@@ -50,11 +50,16 @@ class Deps:
             return self.guards
         return default_guards(workspace=self.toolbox.builtin)
 
-    def journal(self) -> ToolJournal:
-        """The tool journal that fits the graph's checkpointer (created on first use)."""
-        if self._journal is None:
-            self._journal = journal_for(self.checkpointer)
-        return self._journal
+    def journal(self, workspace: str) -> ToolJournal:
+        """The tool journal of a run in ``workspace``: `journal.journal_for` its checkpointer.
+
+        That is the graph's, else the one the run was handed (a LangGraph server hands each run
+        its own), so that the journal lasts as long as the run's thread does.
+        """
+        checkpointer = self.checkpointer
+        if checkpointer is None:
+            checkpointer = get_config().get("configurable", {}).get(CONFIG_KEY_CHECKPOINTER)
+        return journal_for(checkpointer, workspace)
 
     def chat_model(self, runtime: Runtime[Context], run_id: str) -> BaseChatModel:
         """The model passed to `build_graph`, else the one the settings name, for run ``run_id``."""
@@ -80,12 +85,6 @@ def thread_id() -> str:
 def context_of(runtime: Runtime[Context]) -> Context:
     """The run's settings; a dict (Studio, the server) or nothing becomes a `Context`."""
     return Context.coerce(runtime.context)
-
-
-
-
-
-
 
 
 def task_result(
@@ -123,8 +122,6 @@ def task_error(state: State) -> RunError | None:
     round there and the run goes to summarize with the error (SPEC section 2).
     """
     return next((r["error"] for r in state.get("results", []) if r.get("error")), None)
-
-
 
 
 def phase_allowed_tools(

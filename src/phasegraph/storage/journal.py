@@ -11,7 +11,10 @@ unknown", never run again. A different call under the same key (`same_call`: a r
 earlier checkpoint that planned the round anew, a plan edited before it ran) is a new execution.
 
 With a SQLite or PostgreSQL checkpointer the journal is a table in the same database, committed
-before and after each such execution; with any other checkpointer it lives in this process.
+before and after each such execution. LangGraph's ``InMemorySaver``, whose threads end with the
+process, and no checkpointer at all keep it in this process. Any other checkpointer (a LangGraph
+server's, which keeps its threads across restarts) keeps it in a SQLite file in the run's
+workspace, ``.phasegraph/journal.sqlite``, so that it lasts as long as the threads do.
 """
 
 from __future__ import annotations
@@ -20,9 +23,18 @@ import json
 import threading
 import time
 import weakref
+from pathlib import Path
 from typing import Any, Protocol
 
-from phasegraph.storage.database import Database, create_tables, database_of, per_database
+from langgraph.checkpoint.memory import InMemorySaver
+
+from phasegraph.storage.database import (
+    Database,
+    create_tables,
+    database_of,
+    per_database,
+    sqlite_database,
+)
 
 
 class ToolJournal(Protocol):
@@ -165,11 +177,43 @@ def same_call(entry: dict[str, Any], tool: str, arguments: dict[str, Any]) -> bo
     return entry.get("tool") == tool and entry.get("arguments") == _as_stored(arguments)
 
 
-def journal_for(checkpointer: Any) -> ToolJournal:
-    """The journal that fits a checkpointer: its database, else one in this process."""
-    db = database_of(checkpointer)
+# Asking a SQLite checkpointer for its file is a query under its lock: once per checkpointer.
+_databases: weakref.WeakKeyDictionary[Any, Database | None] = weakref.WeakKeyDictionary()
+
+
+def _database_of(checkpointer: Any) -> Database | None:
+    """`database_of`, asked once per checkpointer."""
+    if checkpointer is None:
+        return None
+    try:
+        return _databases[checkpointer]
+    except KeyError:
+        pass
+    except TypeError:  # not weak-referenceable: asked each time
+        return database_of(checkpointer)
+    db = _databases[checkpointer] = database_of(checkpointer)
+    return db
+
+
+#: The journal's file in a workspace, for checkpointers with no database of their own.
+WORKSPACE_JOURNAL = Path(".phasegraph", "journal.sqlite")
+
+
+def journal_for(checkpointer: Any, workspace: str | Path | None = None) -> ToolJournal:
+    """The journal that lasts as long as a checkpointer's threads do (SPEC section 5).
+
+    Its database's table for a SQLite or PostgreSQL checkpointer; one in this process for none
+    or for LangGraph's ``InMemorySaver`` (not a subclass: the LangGraph server's keeps its
+    threads in files); for any other, the file `WORKSPACE_JOURNAL` in ``workspace``, so that an
+    execution a restarted server finds started or finished is never silently run again.
+    """
+    db = _database_of(checkpointer)
     if db is not None:
         return per_database(db, TableJournal)
+    if checkpointer is not None and type(checkpointer) is not InMemorySaver and workspace:
+        path = Path(workspace, WORKSPACE_JOURNAL)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return per_database(sqlite_database(str(path)), TableJournal)
     with _lock:
         if checkpointer is None:
             return MemoryJournal()  # no checkpointer: nothing to resume, nothing to share
