@@ -201,3 +201,38 @@ def test_studio_server_resumes_with_a_command_and_gives_a_run_its_own_folder(
                               context=context)  # fmt: skip
     assert copied["status"] == "completed" and copied["workspace"] == str(own.resolve())
     assert not (thread_folders(tmp_path) / copy).exists()
+
+
+def test_studio_server_journals_a_calls_that_may_not_run_twice_in_the_runs_folder(
+    server: str, tmp_path: Path
+) -> None:
+    """The server's checkpointer keeps threads across restarts; the tool journal lasts as long.
+
+    It was in the server's memory: a restart lost it, and a resumed thread could run a call
+    again that had run before (SPEC section 5).
+    """
+    import sqlite3
+
+    from langgraph_sdk import get_sync_client
+
+    script = json.loads(SCRIPT.read_text())
+    script["phase_planner"][0]["phases"][1]["allowed_tools"].append("edit_file")
+    edit = {"path": "files.md", "old_text": "- todo.txt", "new_text": "- todo.txt (edited)"}
+    script["plan_tool_call"][1]["tasks"].append(
+        {"id": "t2", "tool": "edit_file", "arguments": edit, "depends_on": ["t1"],
+         "purpose": "mark the list"}  # fmt: skip
+    )
+    (tmp_path / "edits.json").write_text(json.dumps(script))
+    client = get_sync_client(url=server)
+    thread = client.threads.create()["thread_id"]
+    done = client.runs.wait(
+        thread,
+        assistant_of(client),
+        input={"request": "List the files"},
+        context={"model": "scripted:edits.json"},
+    )
+    own = thread_folders(tmp_path) / thread
+    assert (own / "files.md").read_text().endswith("- todo.txt (edited)\n"), done
+    with sqlite3.connect(own / ".phasegraph" / "journal.sqlite") as conn:
+        rows = conn.execute("SELECT tool, state FROM phasegraph_tool_journal").fetchall()
+    assert rows == [("edit_file", "finished")]  # the idempotent write needs no entry
