@@ -31,6 +31,11 @@ def thread_folders(server_folder: Path) -> Path:
     return server_folder.with_name(server_folder.name + "-threads")
 
 
+def cache_of(server_folder: Path) -> Path:
+    """The server's phasegraph cache folder (its tool journal): beside its own."""
+    return server_folder.with_name(server_folder.name + "-cache")
+
+
 def assistant_of(client: Any) -> str:
     """The graph's assistant, once the server has loaded it (it answers before that)."""
     deadline = time.monotonic() + 60
@@ -87,6 +92,7 @@ def server(tmp_path: Path) -> Iterator[str]:
             "LANGSMITH_TRACING": "false",
             "LANGGRAPH_NO_VERSION_CHECK": "1",
             "PHASEGRAPH_WORKSPACES": str(thread_folders(tmp_path)),
+            "PHASEGRAPH_CACHE_DIR": str(cache_of(tmp_path)),
         },
         start_new_session=True,
     )
@@ -203,7 +209,7 @@ def test_studio_server_resumes_with_a_command_and_gives_a_run_its_own_folder(
     assert not (thread_folders(tmp_path) / copy).exists()
 
 
-def test_studio_server_journals_a_calls_that_may_not_run_twice_in_the_runs_folder(
+def test_studio_server_journals_a_call_that_may_not_run_twice_beside_its_threads(
     server: str, tmp_path: Path
 ) -> None:
     """The server's checkpointer keeps threads across restarts; the tool journal lasts as long.
@@ -233,6 +239,6 @@ def test_studio_server_journals_a_calls_that_may_not_run_twice_in_the_runs_folde
     )
     own = thread_folders(tmp_path) / thread
     assert (own / "files.md").read_text().endswith("- todo.txt (edited)\n"), done
-    with sqlite3.connect(own / ".phasegraph" / "journal.sqlite") as conn:
+    with sqlite3.connect(cache_of(tmp_path) / "journal.sqlite") as conn:
         rows = conn.execute("SELECT tool, state FROM phasegraph_tool_journal").fetchall()
     assert rows == [("edit_file", "finished")]  # the idempotent write needs no entry

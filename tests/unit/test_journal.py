@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 import pytest
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.graph import END, START, StateGraph
 
 from phasegraph import ScriptedChatModel, build_graph
 from phasegraph.storage.database import sqlite_database
-from phasegraph.storage.journal import WORKSPACE_JOURNAL, TableJournal, journal_for, journal_key
+from phasegraph.storage.journal import TableJournal, journal_file, journal_for, journal_key
 
 from scripts import final_state, make_script, phases, round_plan
 
@@ -312,60 +315,141 @@ class ServerSaver(InMemorySaver):
     """A checkpointer a server hands each run, whose threads outlast its process (as
     ``langgraph dev``'s, an InMemorySaver kept in files)."""
 
+    def restarted(self) -> ServerSaver:
+        """The saver of the server started again: a new object, reading the same threads."""
+        new = ServerSaver()
+        new.storage, new.writes, new.blobs = self.storage, self.writes, self.blobs
+        return new
 
-def served_run(saver, workspace: Path, tools, before_tasks=None):
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """phasegraph's cache folder, where a journal without a database of its own lies."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("PHASEGRAPH_CACHE_DIR", str(folder))
+    return folder
+
+
+def served_run(saver, tools, before_tasks=None, built_with=None):
     """A run as a LangGraph server makes it: of a copy of the graph given the server's saver.
 
-    The graph is built with no checkpointer, as `phasegraph.graph` is; each copy is made from a
-    new one, as by a restarted server process.
+    The graph is built with ``built_with`` (none, as `phasegraph.graph` is); after
+    ``before_tasks``, the run goes on as a restarted server's: a new graph, a new saver object.
     """
     script = make_script(
         phase_planner=[phases("p1")], plan_tool_call=[round_plan(("t1", "append", {"text": "x"}))]
     )
 
-    def served() -> Any:
-        graph = build_graph(model=ScriptedChatModel(script=script), tools=tools)
+    def served(saver: Any) -> Any:
+        graph = build_graph(
+            model=ScriptedChatModel(script=script), tools=tools, checkpointer=built_with
+        )
         return graph.copy(update={"checkpointer": saver})
 
     config = {"configurable": {"thread_id": "j"}}
-    context = {"workspace": str(workspace)}
     if before_tasks is None:
-        return final_state(served(), {"request": "go"}, config, context=context)
-    graph = served()
-    final_state(graph, {"request": "go"}, config, context=context, interrupt_before=["execute"])
+        return final_state(served(saver), {"request": "go"}, config)
+    graph = served(saver)
+    final_state(graph, {"request": "go"}, config, interrupt_before=["execute"])
     before_tasks(key_of(graph.get_state(config).values))
-    return final_state(served(), None, config, context=context)
+    return final_state(served(saver.restarted()), None, config)
 
 
-def test_a_served_run_journals_in_its_workspace(setup, tmp_path: Path) -> None:
+def test_a_served_run_journals_in_the_cache(setup, cache: Path) -> None:
     calls, tools, _, _ = setup
-    out = served_run(ServerSaver(), tmp_path, tools)
+    out = served_run(ServerSaver(), tools)
     assert calls == ["x"]
-    journal = TableJournal(sqlite_database(str(tmp_path / WORKSPACE_JOURNAL)))
+    journal = TableJournal(sqlite_database(str(journal_file())))
+    assert journal_file().parent == cache
     assert journal.get(key_of(out))["result"]["output"] == "appended x"
 
 
+def test_a_served_copy_of_a_graph_built_with_a_saver_journals_as_the_server_keeps(
+    setup, cache: Path
+) -> None:
+    """The run's saver is the one LangGraph runs it on, not the one the graph was built with."""
+    calls, tools, _, _ = setup
+    out = served_run(ServerSaver(), tools, built_with=InMemorySaver())
+    assert calls == ["x"] and journal_file().exists()
+    assert TableJournal(sqlite_database(str(journal_file()))).get(key_of(out))
+
+
 def test_a_restarted_server_reports_a_started_call_instead_of_running_it(
-    setup, tmp_path: Path
+    setup, cache: Path
 ) -> None:
     """The journal once lived in the server's process: after a restart the call ran again."""
     calls, tools, _, _ = setup
     saver = ServerSaver()
     out = served_run(
-        saver,
-        tmp_path,
-        tools,
-        lambda key: journal_for(saver, tmp_path).start(key, "append", {"text": "x"}),
+        saver, tools, lambda key: journal_for(saver).start(key, "append", {"text": "x"})
     )
     result = out["rounds"][0]["results"][0]
     assert result["status"] == "interrupted" and "outcome unknown" in result["output"]
     assert calls == ["x"] * (len(out["rounds"]) - 1)
 
 
-def test_a_graph_with_langgraphs_in_memory_saver_writes_no_journal_file(
-    setup, tmp_path: Path
+@pytest.mark.parametrize(
+    "saver",
+    [InMemorySaver, lambda: SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False))],
+)
+def test_a_saver_whose_threads_end_with_the_process_writes_no_journal_file(
+    setup, cache: Path, saver
 ) -> None:
     calls, tools, _, _ = setup
-    out = served_run(InMemorySaver(), tmp_path, tools)
+    script = make_script(
+        phase_planner=[phases("p1")], plan_tool_call=[round_plan(("t1", "append", {"text": "x"}))]
+    )
+    graph = build_graph(model=ScriptedChatModel(script=script), tools=tools, checkpointer=saver())
+    out = final_state(graph, {"request": "go"}, {"configurable": {"thread_id": "j"}})
     assert out["status"] == "completed" and calls == ["x"]
-    assert not (tmp_path / ".phasegraph").exists()
+    assert not cache.exists()
+
+
+def test_a_cache_folder_that_cannot_be_made_keeps_the_journal_in_memory(
+    setup, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    calls, tools, _, _ = setup
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    monkeypatch.setenv("PHASEGRAPH_CACHE_DIR", str(blocked / "cache"))
+    out = served_run(ServerSaver(), tools)
+    assert out["status"] == "completed" and calls == ["x"]
+    assert "tool journal kept in memory" in caplog.text
+
+
+def _latest(_old: str, new: str) -> str:
+    return new
+
+
+class Parent(TypedDict, total=False):
+    """A parent graph's state, with a phasegraph node."""
+
+    request: Annotated[str, _latest]
+    status: Annotated[str, _latest]
+
+
+def test_a_node_of_a_parent_on_an_async_sqlite_saver_journals_in_the_parents_file(
+    setup, tmp_path: Path, cache: Path
+) -> None:
+    """An async SQLite saver names its file only when asked asynchronously: asked first."""
+    calls, tools, _, _ = setup
+
+    script = make_script(
+        phase_planner=[phases("p1")], plan_tool_call=[round_plan(("t1", "append", {"text": "x"}))]
+    )
+
+    async def run() -> None:
+        async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "parent.sqlite")) as saver:
+            builder = StateGraph(Parent)
+            builder.add_node(
+                "agent", build_graph(model=ScriptedChatModel(script=script), tools=tools)
+            )
+            builder.add_edge(START, "agent")
+            builder.add_edge("agent", END)
+            parent = builder.compile(checkpointer=saver)
+            out = await parent.ainvoke({"request": "go"}, {"configurable": {"thread_id": "p"}})
+            assert out["status"] == "completed"
+
+    asyncio.run(run())
+    assert calls == ["x"] and not cache.exists()
+    assert [state for _, state in journal_rows(tmp_path / "parent.sqlite")] == ["finished"]

@@ -26,6 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from phasegraph.cache import cache_dir
 from phasegraph.errors import ConfigurationError
 
 _CHUNK = 1 << 20
@@ -92,15 +93,6 @@ def embedded(name: str) -> EmbeddedModel:
         raise ConfigurationError(
             f"no embedded model is named {name!r}; use one of {names}, or local:PATH.gguf"
         ) from None
-
-
-def cache_dir() -> Path:
-    """Where assembled models live: ``PHASEGRAPH_CACHE_DIR``, else the user's cache."""
-    configured = os.environ.get("PHASEGRAPH_CACHE_DIR")
-    if configured:
-        return Path(configured).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "phasegraph"
 
 
 def sha256_of(path: Path) -> str:

@@ -33,10 +33,11 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from phasegraph import prompts
+from phasegraph.cache import cache_dir
 from phasegraph.errors import ConfigurationError
 from phasegraph.models import grammar_sampler
 from phasegraph.models.disk_states import DiskStates, keep_opening
-from phasegraph.models.embedded import DEFAULT, EMBEDDED, cache_dir, model_path
+from phasegraph.models.embedded import DEFAULT, EMBEDDED, model_path
 from phasegraph.models.local_format import (
     _as_chat_message,
     _as_chosen_call,

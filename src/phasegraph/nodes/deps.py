@@ -8,6 +8,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_config
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.errors import NodeError
@@ -50,16 +51,16 @@ class Deps:
             return self.guards
         return default_guards(workspace=self.toolbox.builtin)
 
-    def journal(self, workspace: str) -> ToolJournal:
-        """The tool journal of a run in ``workspace``: `journal.journal_for` its checkpointer.
+    def journal(self) -> ToolJournal:
+        """The tool journal of the run: `journal.journal_for` the checkpointer it runs on.
 
-        That is the graph's, else the one the run was handed (a LangGraph server hands each run
-        its own), so that the journal lasts as long as the run's thread does.
+        That is the one LangGraph runs it on: the run's config names it (a LangGraph server's
+        copy of the graph, a parent graph's for a subgraph), else the graph's own.
         """
-        checkpointer = self.checkpointer
-        if checkpointer is None:
-            checkpointer = get_config().get("configurable", {}).get(CONFIG_KEY_CHECKPOINTER)
-        return journal_for(checkpointer, workspace)
+        checkpointer = get_config().get("configurable", {}).get(CONFIG_KEY_CHECKPOINTER)
+        if checkpointer is None and isinstance(self.checkpointer, BaseCheckpointSaver):
+            checkpointer = self.checkpointer
+        return journal_for(checkpointer)
 
     def chat_model(self, runtime: Runtime[Context], run_id: str) -> BaseChatModel:
         """The model passed to `build_graph`, else the one the settings name, for run ``run_id``."""

@@ -190,7 +190,7 @@ def _run(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> TaskResult:
         key = state.get("journal_key") or journal_key(
             thread_id(), "", state["phase_id"], state["round_seq"], task["id"]
         )
-        journal = deps.journal(context.root)
+        journal = deps.journal()
         entry = journal.get(key)
         if entry and not same_call(entry, task["tool"], task["arguments"]):
             entry = None  # another call under this key (a fork, an edited plan): a new execution

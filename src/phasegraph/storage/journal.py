@@ -10,16 +10,18 @@ finished entry is replayed; a started-but-unfinished one is reported as "interru
 unknown", never run again. A different call under the same key (`same_call`: a run forked from an
 earlier checkpoint that planned the round anew, a plan edited before it ran) is a new execution.
 
-With a SQLite or PostgreSQL checkpointer the journal is a table in the same database, committed
-before and after each such execution. LangGraph's ``InMemorySaver``, whose threads end with the
-process, and no checkpointer at all keep it in this process. Any other checkpointer (a LangGraph
-server's, which keeps its threads across restarts) keeps it in a SQLite file in the run's
-workspace, ``.phasegraph/journal.sqlite``, so that it lasts as long as the threads do.
+Where the journal lies follows the checkpointer that keeps the run's thread (`journal_for`):
+with a SQLite or PostgreSQL checkpointer it is a table in the same database, committed before and
+after each such execution; with none, or one whose threads end with the process, it lives in
+this process; with any other (a LangGraph server's, which keeps its threads across restarts; a
+saver of the caller's own) it is a SQLite file in phasegraph's cache folder (`journal_file`).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import sqlite3
 import threading
 import time
 import weakref
@@ -28,12 +30,14 @@ from typing import Any, Protocol
 
 from langgraph.checkpoint.memory import InMemorySaver
 
+from phasegraph.cache import cache_dir
 from phasegraph.storage.database import (
     Database,
     create_tables,
     database_of,
     per_database,
     sqlite_database,
+    sqlite_path_of,
 )
 
 
@@ -158,6 +162,7 @@ class TableJournal:
 # by id(), which a new checkpointer may reuse after the old one is gone.
 _memory_journals: weakref.WeakKeyDictionary[Any, MemoryJournal] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
+_log = logging.getLogger(__name__)
 
 
 def _as_stored(arguments: dict[str, Any]) -> Any:
@@ -182,7 +187,11 @@ _databases: weakref.WeakKeyDictionary[Any, Database | None] = weakref.WeakKeyDic
 
 
 def _database_of(checkpointer: Any) -> Database | None:
-    """`database_of`, asked once per checkpointer."""
+    """`database_of`, asked once per checkpointer that can answer now.
+
+    An async SQLite saver's file is known only once `adatabase_of` has asked it: until then
+    its None is not kept.
+    """
     if checkpointer is None:
         return None
     try:
@@ -191,29 +200,47 @@ def _database_of(checkpointer: Any) -> Database | None:
         pass
     except TypeError:  # not weak-referenceable: asked each time
         return database_of(checkpointer)
-    db = _databases[checkpointer] = database_of(checkpointer)
+    db = database_of(checkpointer)
+    conn = getattr(checkpointer, "conn", None)
+    if db is not None or conn is None or isinstance(conn, sqlite3.Connection):
+        _databases[checkpointer] = db
     return db
 
 
-#: The journal's file in a workspace, for checkpointers with no database of their own.
-WORKSPACE_JOURNAL = Path(".phasegraph", "journal.sqlite")
+def ends_with_process(checkpointer: Any) -> bool:
+    """Whether a checkpointer's threads end with this process.
+
+    True for LangGraph's ``InMemorySaver`` itself (not a subclass: the LangGraph server's keeps
+    its threads in files) and a SQLite saver on ``:memory:``.
+    """
+    if type(checkpointer) is InMemorySaver:
+        return True
+    return isinstance(getattr(checkpointer, "conn", None), sqlite3.Connection) and not (
+        sqlite_path_of(checkpointer)
+    )
 
 
-def journal_for(checkpointer: Any, workspace: str | Path | None = None) -> ToolJournal:
+def journal_file() -> Path:
+    """The journal of checkpointers with no database of their own: one per user, in the cache."""
+    return cache_dir() / "journal.sqlite"
+
+
+def journal_for(checkpointer: Any) -> ToolJournal:
     """The journal that lasts as long as a checkpointer's threads do (SPEC section 5).
 
     Its database's table for a SQLite or PostgreSQL checkpointer; one in this process for none
-    or for LangGraph's ``InMemorySaver`` (not a subclass: the LangGraph server's keeps its
-    threads in files); for any other, the file `WORKSPACE_JOURNAL` in ``workspace``, so that an
-    execution a restarted server finds started or finished is never silently run again.
+    or one whose threads end with the process (`ends_with_process`); for any other, the table in
+    `journal_file`, so that an execution a restarted server finds started or finished is never
+    silently run again. Where that file cannot be made, one in this process, with a warning.
     """
     db = _database_of(checkpointer)
     if db is not None:
         return per_database(db, TableJournal)
-    if checkpointer is not None and type(checkpointer) is not InMemorySaver and workspace:
-        path = Path(workspace, WORKSPACE_JOURNAL)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return per_database(sqlite_database(str(path)), TableJournal)
+    if checkpointer is not None and not ends_with_process(checkpointer):
+        try:
+            return _journal_in_file()
+        except (OSError, sqlite3.Error) as exc:
+            _log.warning("tool journal kept in memory, %s unusable: %s", journal_file(), exc)
     with _lock:
         if checkpointer is None:
             return MemoryJournal()  # no checkpointer: nothing to resume, nothing to share
@@ -221,6 +248,12 @@ def journal_for(checkpointer: Any, workspace: str | Path | None = None) -> ToolJ
             return _memory_journals.setdefault(checkpointer, MemoryJournal())
         except TypeError:  # not weak-referenceable: a journal for this graph alone
             return MemoryJournal()
+
+
+def _journal_in_file() -> ToolJournal:
+    path = journal_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return per_database(sqlite_database(str(path)), TableJournal)
 
 
 def journal_key(thread_id: str, run_id: str, phase_id: str, round_seq: int, task_id: str) -> str:
