@@ -453,3 +453,13 @@ def test_a_node_of_a_parent_on_an_async_sqlite_saver_journals_in_the_parents_fil
     asyncio.run(run())
     assert calls == ["x"] and not cache.exists()
     assert [state for _, state in journal_rows(tmp_path / "parent.sqlite")] == ["finished"]
+
+
+def test_a_journal_whose_file_was_deleted_makes_its_table_again(cache: Path) -> None:
+    """Its table was made once per process: every call after the file went failed."""
+    journal = journal_for(ServerSaver())
+    journal.start("k1", "append", {"text": "x"})
+    for path in cache.glob("journal.sqlite*"):
+        path.unlink()
+    journal.start("k2", "append", {"text": "y"})
+    assert journal.get("k2")["state"] == "started" and journal.get("k1") is None

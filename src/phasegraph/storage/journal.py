@@ -114,9 +114,19 @@ class TableJournal:
         self.db = db
         create_tables(db, _JOURNAL_TABLE)
 
+    def _execute(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
+        """Run a statement; a table gone with its file (deleted meanwhile) is made again first."""
+        try:
+            return self.db.execute(sql, params)
+        except Exception:
+            if self.db.has_table("phasegraph_tool_journal"):
+                raise
+            create_tables(self.db, _JOURNAL_TABLE)
+            return self.db.execute(sql, params)
+
     def get(self, key: str) -> dict[str, Any] | None:
         """The entry for ``key``, or None."""
-        rows = self.db.execute(
+        rows = self._execute(
             "SELECT state, result, tool, arguments FROM phasegraph_tool_journal WHERE key = ?",
             (key,),
         )
@@ -132,7 +142,7 @@ class TableJournal:
 
     def start(self, key: str, tool: str, arguments: dict[str, Any]) -> None:
         """Record that an execution begins."""
-        self.db.execute(
+        self._execute(
             "INSERT INTO phasegraph_tool_journal (key, tool, arguments, state, started_at) "
             "VALUES (?, ?, ?, 'started', ?) ON CONFLICT (key) DO UPDATE SET tool = excluded.tool, "
             "arguments = excluded.arguments, state = 'started', result = NULL, "
@@ -145,7 +155,7 @@ class TableJournal:
         entry = self.get(key)
         if entry is None or entry["state"] != "started" or not _its_call(entry, result):
             return
-        self.db.execute(
+        self._execute(
             "UPDATE phasegraph_tool_journal SET state = 'finished', result = ?, finished_at = ? "
             "WHERE key = ? AND state = 'started' AND tool = ? AND arguments = ?",
             (
