@@ -31,9 +31,9 @@ def thread_folders(server_folder: Path) -> Path:
     return server_folder.with_name(server_folder.name + "-threads")
 
 
-def cache_of(server_folder: Path) -> Path:
-    """The server's phasegraph cache folder (its tool journal): beside its own."""
-    return server_folder.with_name(server_folder.name + "-cache")
+def state_of(server_folder: Path) -> Path:
+    """The server's phasegraph state folder (its tool journal): beside its own."""
+    return server_folder.with_name(server_folder.name + "-state")
 
 
 def assistant_of(client: Any) -> str:
@@ -92,7 +92,7 @@ def server(tmp_path: Path) -> Iterator[str]:
             "LANGSMITH_TRACING": "false",
             "LANGGRAPH_NO_VERSION_CHECK": "1",
             "PHASEGRAPH_WORKSPACES": str(thread_folders(tmp_path)),
-            "PHASEGRAPH_CACHE_DIR": str(cache_of(tmp_path)),
+            "PHASEGRAPH_STATE_DIR": str(state_of(tmp_path)),
         },
         start_new_session=True,
     )
@@ -160,7 +160,6 @@ def test_studio_server_pauses_for_review_and_resumes(server: str, tmp_path: Path
     assert (workspace / "files.md").read_text() == "- notes.txt\n- todo.txt\n"
 
 
-
 def test_studio_server_resumes_with_a_command_and_gives_a_run_its_own_folder(
     server: str, tmp_path: Path
 ) -> None:
@@ -225,8 +224,13 @@ def test_studio_server_journals_a_call_that_may_not_run_twice_beside_its_threads
     script["phase_planner"][0]["phases"][1]["allowed_tools"].append("edit_file")
     edit = {"path": "files.md", "old_text": "- todo.txt", "new_text": "- todo.txt (edited)"}
     script["plan_tool_call"][1]["tasks"].append(
-        {"id": "t2", "tool": "edit_file", "arguments": edit, "depends_on": ["t1"],
-         "purpose": "mark the list"}  # fmt: skip
+        {
+            "id": "t2",
+            "tool": "edit_file",
+            "arguments": edit,
+            "depends_on": ["t1"],
+            "purpose": "mark the list",
+        }  # fmt: skip
     )
     (tmp_path / "edits.json").write_text(json.dumps(script))
     client = get_sync_client(url=server)
@@ -239,6 +243,6 @@ def test_studio_server_journals_a_call_that_may_not_run_twice_beside_its_threads
     )
     own = thread_folders(tmp_path) / thread
     assert (own / "files.md").read_text().endswith("- todo.txt (edited)\n"), done
-    with sqlite3.connect(cache_of(tmp_path) / "journal.sqlite") as conn:
+    with sqlite3.connect(state_of(tmp_path) / ".phasegraph" / "journal.sqlite") as conn:
         rows = conn.execute("SELECT tool, state FROM phasegraph_tool_journal").fetchall()
     assert rows == [("edit_file", "finished")]  # the idempotent write needs no entry

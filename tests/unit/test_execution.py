@@ -274,7 +274,7 @@ def test_a_wave_an_older_version_sent_to_run_task_nodes_is_run_by_execute(
     stopped = graph.get_state(config)
     assert stopped.next == ("execute",)  # the pending sends, read as this version's
     # the process stopped after the wave's first task had run: its journal entry finished
-    monkeypatch.setenv("PHASEGRAPH_CACHE_DIR", str(tmp_path / "cache"))  # its journal file
+    monkeypatch.setenv("PHASEGRAPH_STATE_DIR", str(tmp_path / "state"))  # its journal file
     journal = journal_for(saver)
     key = journal_key("older", stopped.values["run_id"], "p1", 1, "t0")
     done = {"task_id": "t0", "tool": "append", "arguments": {"text": "a"}, "status": "ok"}

@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import sqlite3
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
 import pytest
 from langchain_core.tools import tool
-from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.memory import InMemorySaver, PersistentDict
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
 
 from phasegraph import ScriptedChatModel, build_graph
 from phasegraph.storage.database import sqlite_database
-from phasegraph.storage.journal import TableJournal, journal_file, journal_for, journal_key
+from phasegraph.storage.journal import (
+    TableJournal,
+    ends_with_process,
+    journal_file,
+    journal_for,
+    journal_key,
+)
 
 from scripts import final_state, make_script, phases, round_plan
 
@@ -48,18 +55,23 @@ def key_of(values: dict, task: str = "t1") -> str:
     return journal_key("j", values["run_id"], "p1", 1, task)
 
 
+def one_call(tools, tool_name: str = "append", **build: Any) -> Any:
+    """A graph whose run has one task, t1, calling ``tool_name`` with text x."""
+    script = make_script(
+        phase_planner=[phases("p1")], plan_tool_call=[round_plan(("t1", tool_name, {"text": "x"}))]
+    )
+    return build_graph(model=ScriptedChatModel(script=script), tools=tools, **build)
+
+
 def run_once(db: Path, tools, tool_name: str, before_tasks=None):
     """A run of one task; ``before_tasks(key)`` is called when its round is about to run it.
 
     That is where a crash leaves a thread: its round planned, its task's journal entry (if the
     crash came after the call began) written, its result not.
     """
-    script = make_script(
-        phase_planner=[phases("p1")], plan_tool_call=[round_plan(("t1", tool_name, {"text": "x"}))]
-    )
     config = {"configurable": {"thread_id": "j"}}
     with SqliteSaver.from_conn_string(str(db)) as saver:
-        graph = build_graph(model=ScriptedChatModel(script=script), tools=tools, checkpointer=saver)
+        graph = one_call(tools, tool_name, checkpointer=saver)
         if before_tasks is None:
             return final_state(graph, {"request": "go"}, config)
         final_state(graph, {"request": "go"}, config, interrupt_before=["execute"])
@@ -323,10 +335,10 @@ class ServerSaver(InMemorySaver):
 
 
 @pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """phasegraph's cache folder, where a journal without a database of its own lies."""
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("PHASEGRAPH_CACHE_DIR", str(folder))
+def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """phasegraph's state folder, where a journal without a database of its own lies."""
+    folder = tmp_path / "state"
+    monkeypatch.setenv("PHASEGRAPH_STATE_DIR", str(folder))
     return folder
 
 
@@ -336,15 +348,9 @@ def served_run(saver, tools, before_tasks=None, built_with=None):
     The graph is built with ``built_with`` (none, as `phasegraph.graph` is); after
     ``before_tasks``, the run goes on as a restarted server's: a new graph, a new saver object.
     """
-    script = make_script(
-        phase_planner=[phases("p1")], plan_tool_call=[round_plan(("t1", "append", {"text": "x"}))]
-    )
 
     def served(saver: Any) -> Any:
-        graph = build_graph(
-            model=ScriptedChatModel(script=script), tools=tools, checkpointer=built_with
-        )
-        return graph.copy(update={"checkpointer": saver})
+        return one_call(tools, checkpointer=built_with).copy(update={"checkpointer": saver})
 
     config = {"configurable": {"thread_id": "j"}}
     if before_tasks is None:
@@ -355,17 +361,17 @@ def served_run(saver, tools, before_tasks=None, built_with=None):
     return final_state(served(saver.restarted()), None, config)
 
 
-def test_a_served_run_journals_in_the_cache(setup, cache: Path) -> None:
+def test_a_served_run_journals_in_the_state_folder(setup, state: Path) -> None:
     calls, tools, _, _ = setup
     out = served_run(ServerSaver(), tools)
     assert calls == ["x"]
     journal = TableJournal(sqlite_database(str(journal_file())))
-    assert journal_file().parent == cache
+    assert journal_file() == state / ".phasegraph" / "journal.sqlite"
     assert journal.get(key_of(out))["result"]["output"] == "appended x"
 
 
 def test_a_served_copy_of_a_graph_built_with_a_saver_journals_as_the_server_keeps(
-    setup, cache: Path
+    setup, state: Path
 ) -> None:
     """The run's saver is the one LangGraph runs it on, not the one the graph was built with."""
     calls, tools, _, _ = setup
@@ -375,7 +381,7 @@ def test_a_served_copy_of_a_graph_built_with_a_saver_journals_as_the_server_keep
 
 
 def test_a_restarted_server_reports_a_started_call_instead_of_running_it(
-    setup, cache: Path
+    setup, state: Path
 ) -> None:
     """The journal once lived in the server's process: after a restart the call ran again."""
     calls, tools, _, _ = setup
@@ -393,25 +399,22 @@ def test_a_restarted_server_reports_a_started_call_instead_of_running_it(
     [InMemorySaver, lambda: SqliteSaver(sqlite3.connect(":memory:", check_same_thread=False))],
 )
 def test_a_saver_whose_threads_end_with_the_process_writes_no_journal_file(
-    setup, cache: Path, saver
+    setup, state: Path, saver
 ) -> None:
     calls, tools, _, _ = setup
-    script = make_script(
-        phase_planner=[phases("p1")], plan_tool_call=[round_plan(("t1", "append", {"text": "x"}))]
-    )
-    graph = build_graph(model=ScriptedChatModel(script=script), tools=tools, checkpointer=saver())
+    graph = one_call(tools, checkpointer=saver())
     out = final_state(graph, {"request": "go"}, {"configurable": {"thread_id": "j"}})
     assert out["status"] == "completed" and calls == ["x"]
-    assert not cache.exists()
+    assert not state.exists()
 
 
-def test_a_cache_folder_that_cannot_be_made_keeps_the_journal_in_memory(
+def test_a_state_folder_that_cannot_be_made_keeps_the_journal_in_memory(
     setup, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     calls, tools, _, _ = setup
     blocked = tmp_path / "a-file"
     blocked.write_text("")
-    monkeypatch.setenv("PHASEGRAPH_CACHE_DIR", str(blocked / "cache"))
+    monkeypatch.setenv("PHASEGRAPH_STATE_DIR", str(blocked / "state"))
     out = served_run(ServerSaver(), tools)
     assert out["status"] == "completed" and calls == ["x"]
     assert "tool journal kept in memory" in caplog.text
@@ -429,21 +432,15 @@ class Parent(TypedDict, total=False):
 
 
 def test_a_node_of_a_parent_on_an_async_sqlite_saver_journals_in_the_parents_file(
-    setup, tmp_path: Path, cache: Path
+    setup, tmp_path: Path, state: Path
 ) -> None:
     """An async SQLite saver names its file only when asked asynchronously: asked first."""
     calls, tools, _, _ = setup
 
-    script = make_script(
-        phase_planner=[phases("p1")], plan_tool_call=[round_plan(("t1", "append", {"text": "x"}))]
-    )
-
     async def run() -> None:
         async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "parent.sqlite")) as saver:
             builder = StateGraph(Parent)
-            builder.add_node(
-                "agent", build_graph(model=ScriptedChatModel(script=script), tools=tools)
-            )
+            builder.add_node("agent", one_call(tools))
             builder.add_edge(START, "agent")
             builder.add_edge("agent", END)
             parent = builder.compile(checkpointer=saver)
@@ -451,15 +448,58 @@ def test_a_node_of_a_parent_on_an_async_sqlite_saver_journals_in_the_parents_fil
             assert out["status"] == "completed"
 
     asyncio.run(run())
-    assert calls == ["x"] and not cache.exists()
+    assert calls == ["x"] and not state.exists()
     assert [state for _, state in journal_rows(tmp_path / "parent.sqlite")] == ["finished"]
 
 
-def test_a_journal_whose_file_was_deleted_makes_its_table_again(cache: Path) -> None:
+def test_a_journal_whose_file_was_deleted_makes_its_table_again(state: Path) -> None:
     """Its table was made once per process: every call after the file went failed."""
     journal = journal_for(ServerSaver())
     journal.start("k1", "append", {"text": "x"})
-    for path in cache.glob("journal.sqlite*"):
+    for path in journal_file().parent.glob("journal.sqlite*"):
         path.unlink()
     journal.start("k2", "append", {"text": "y"})
     assert journal.get("k2")["state"] == "started" and journal.get("k1") is None
+
+
+def test_which_savers_keep_their_threads_in_this_process_alone(tmp_path: Path) -> None:
+    kept = functools.partial(PersistentDict, filename=str(tmp_path / "threads"))
+    assert ends_with_process(InMemorySaver())
+    assert not ends_with_process(InMemorySaver(factory=kept))  # type: ignore[arg-type]
+    assert not ends_with_process(ServerSaver())
+    with sqlite3.connect(":memory:") as conn:
+        assert ends_with_process(SqliteSaver(conn))
+    with sqlite3.connect(tmp_path / "threads.sqlite") as conn:
+        assert not ends_with_process(SqliteSaver(conn))
+
+
+def test_an_async_sqlite_saver_run_from_sync_code_journals_in_its_file(
+    setup, tmp_path: Path, state: Path
+) -> None:
+    """Sync code (invoke, in a worker thread) cannot ask an async saver its file itself."""
+    calls, tools, _, _ = setup
+    db = tmp_path / "threads.sqlite"
+
+    async def run() -> None:
+        async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
+            graph = one_call(tools, checkpointer=saver)
+            config = {"configurable": {"thread_id": "j"}}
+            out = await asyncio.to_thread(graph.invoke, {"request": "go"}, config)
+            assert out["status"] == "completed"
+
+    asyncio.run(run())
+    assert calls == ["x"] and not state.exists()
+    assert [row_state for _, row_state in journal_rows(db)] == ["finished"]
+
+
+def test_an_async_sqlite_saver_on_memory_writes_no_journal_file(setup, state: Path) -> None:
+    calls, tools, _, _ = setup
+
+    async def run() -> None:
+        async with AsyncSqliteSaver.from_conn_string(":memory:") as saver:
+            graph = one_call(tools, checkpointer=saver)
+            out = await graph.ainvoke({"request": "go"}, {"configurable": {"thread_id": "j"}})
+            assert out["status"] == "completed"
+
+    asyncio.run(run())
+    assert calls == ["x"] and not state.exists()

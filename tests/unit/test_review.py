@@ -251,7 +251,7 @@ class CrashAfterJudgeSaver(InMemorySaver):
 def test_a_crash_after_a_node_saved_its_writes_resumes_instead_of_looking_ended(
     tools, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PHASEGRAPH_CACHE_DIR", str(tmp_path / "cache"))  # its journal file
+    monkeypatch.setenv("PHASEGRAPH_STATE_DIR", str(tmp_path / "state"))  # its journal file
     model = ScriptedChatModel(script=make_script())
     graph = build_graph(model=model, tools=tools, checkpointer=CrashAfterJudgeSaver())
     config = {"configurable": {"thread_id": "c"}}

@@ -3,8 +3,8 @@
 Leases (`phasegraph.storage.lease`), the tool journal (`phasegraph.storage.journal`) and the
 thread index (`phasegraph.storage.thread_index`) must be shared by every process that shares the
 checkpoints, so they are tables in the checkpointer's own database: its SQLite file, or its
-PostgreSQL database (SPEC section 8). A checkpointer with no such database (in memory) keeps
-them in this process.
+PostgreSQL database (SPEC section 8). A checkpointer with no such database keeps leases and the
+index in this process, and the journal where `journal.journal_for` says.
 
 The tables' SQL is written once, in the dialect both engines speak (``?`` placeholders,
 ``ON CONFLICT ... DO UPDATE``, ``RETURNING``, ``DOUBLE PRECISION``); `PostgresDatabase` turns the
@@ -294,6 +294,21 @@ def sqlite_path_of(checkpointer: Any) -> str:
 _resolved: dict[int, Database] = {}
 
 
+# Those that adatabase_of found on no file (":memory:"), by id, each dropped with its connection.
+_in_memory: set[int] = set()
+
+
+def in_memory(checkpointer: Any) -> bool:
+    """Whether a SQLite checkpointer's database is ``:memory:``: its threads end with the process.
+
+    An async saver's is known once `adatabase_of` has asked it.
+    """
+    conn = getattr(checkpointer, "conn", None)
+    if isinstance(conn, sqlite3.Connection):
+        return not sqlite_path_of(checkpointer)
+    return conn is not None and id(conn) in _in_memory
+
+
 def _remember(conn: Any, db: Database) -> None:
     key = id(conn)
     if key not in _resolved:
@@ -326,12 +341,17 @@ async def adatabase_of(checkpointer: Any) -> Database | None:
     if not hasattr(conn, "execute"):
         return None
     try:
+        is_alive = getattr(conn, "is_alive", None)
+        if callable(is_alive) and not is_alive():
+            await conn  # an aiosqlite connection handed over unstarted: started as LangGraph does
         async with conn.execute("PRAGMA database_list") as cursor:
             rows = await cursor.fetchall()
     except Exception:  # not a SQLite connection after all
         return None
     path = _main_file(rows)
     if not path:
+        _in_memory.add(id(conn))
+        weakref.finalize(conn, _in_memory.discard, id(conn))
         return None
     # The first use of a file writes to it (see SqliteDatabase): off the event loop.
     db = await asyncio.to_thread(sqlite_database, path)

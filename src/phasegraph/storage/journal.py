@@ -14,30 +14,34 @@ Where the journal lies follows the checkpointer that keeps the run's thread (`jo
 with a SQLite or PostgreSQL checkpointer it is a table in the same database, committed before and
 after each such execution; with none, or one whose threads end with the process, it lives in
 this process; with any other (a LangGraph server's, which keeps its threads across restarts; a
-saver of the caller's own) it is a SQLite file in phasegraph's cache folder (`journal_file`).
+saver of the caller's own) it is a SQLite file kept with phasegraph's state (`journal_file`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import sqlite3
 import threading
 import time
 import weakref
+from collections import defaultdict
 from pathlib import Path
 from typing import Any, Protocol
 
 from langgraph.checkpoint.memory import InMemorySaver
 
-from phasegraph.cache import cache_dir
+from phasegraph.cache import state_dir
 from phasegraph.storage.database import (
     Database,
+    SqliteDatabase,
+    adatabase_of,
     create_tables,
     database_of,
+    in_memory,
     per_database,
     sqlite_database,
-    sqlite_path_of,
 )
 
 
@@ -121,6 +125,8 @@ class TableJournal:
         except Exception:
             if self.db.has_table("phasegraph_tool_journal"):
                 raise
+            if isinstance(self.db, SqliteDatabase):  # a new file, as the first one was made
+                self.db.execute("PRAGMA journal_mode=WAL")
             create_tables(self.db, _JOURNAL_TABLE)
             return self.db.execute(sql, params)
 
@@ -199,8 +205,8 @@ _databases: weakref.WeakKeyDictionary[Any, Database | None] = weakref.WeakKeyDic
 def _database_of(checkpointer: Any) -> Database | None:
     """`database_of`, asked once per checkpointer that can answer now.
 
-    An async SQLite saver's file is known only once `adatabase_of` has asked it: until then
-    its None is not kept.
+    An async SQLite saver's file is known once `adatabase_of` has asked it: here, on the
+    saver's own loop, from this worker thread (as LangGraph's sync methods of the saver do).
     """
     if checkpointer is None:
         return None
@@ -212,27 +218,48 @@ def _database_of(checkpointer: Any) -> Database | None:
         return database_of(checkpointer)
     db = database_of(checkpointer)
     conn = getattr(checkpointer, "conn", None)
+    if db is None and conn is not None and not isinstance(conn, sqlite3.Connection):
+        db = _asked_on_its_loop(checkpointer)
     if db is not None or conn is None or isinstance(conn, sqlite3.Connection):
         _databases[checkpointer] = db
     return db
 
 
+def _asked_on_its_loop(checkpointer: Any) -> Database | None:
+    """`adatabase_of` an async saver, on the event loop it runs on (None: none to ask on)."""
+    loop = getattr(checkpointer, "loop", None)
+    if not isinstance(loop, asyncio.AbstractEventLoop) or loop.is_closed():
+        return None
+    try:
+        if asyncio.get_running_loop() is loop:
+            return None  # on that loop itself: asked before the run (`PhaseGraph.astream`)
+    except RuntimeError:
+        pass  # no loop runs in this thread
+    try:
+        return asyncio.run_coroutine_threadsafe(adatabase_of(checkpointer), loop).result(30)
+    except Exception:
+        return None
+
+
 def ends_with_process(checkpointer: Any) -> bool:
     """Whether a checkpointer's threads end with this process.
 
-    True for LangGraph's ``InMemorySaver`` itself (not a subclass: the LangGraph server's keeps
-    its threads in files) and a SQLite saver on ``:memory:``.
+    True for LangGraph's ``InMemorySaver`` itself keeping them in its default dicts (not a
+    subclass, nor one given a ``factory`` that keeps them in files, as the LangGraph server's
+    does) and for a SQLite saver on ``:memory:``.
     """
     if type(checkpointer) is InMemorySaver:
-        return True
-    return isinstance(getattr(checkpointer, "conn", None), sqlite3.Connection) and not (
-        sqlite_path_of(checkpointer)
-    )
+        return type(checkpointer.storage) is defaultdict
+    return in_memory(checkpointer)
 
 
 def journal_file() -> Path:
-    """The journal of checkpointers with no database of their own: one per user, in the cache."""
-    return cache_dir() / "journal.sqlite"
+    """The journal of checkpointers with no database of their own: one per user.
+
+    It is kept with phasegraph's state (`cache.state_dir`), in a folder named ``.phasegraph``,
+    which the built-in tools never write, should a workspace hold it.
+    """
+    return state_dir() / ".phasegraph" / "journal.sqlite"
 
 
 def journal_for(checkpointer: Any) -> ToolJournal:
