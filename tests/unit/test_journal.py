@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
@@ -503,3 +504,26 @@ def test_an_async_sqlite_saver_on_memory_writes_no_journal_file(setup, state: Pa
 
     asyncio.run(run())
     assert calls == ["x"] and not state.exists()
+
+
+def test_an_async_saver_is_asked_its_file_with_the_loops_workers_all_busy(
+    setup, tmp_path: Path, state: Path
+) -> None:
+    """Opening the file on the loop's workers waited for the very worker that asked, then gave
+    up after 30 s and journalled in the per-user file instead."""
+    calls, tools, _, _ = setup
+    db = tmp_path / "threads.sqlite"
+
+    async def run() -> None:
+        asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(max_workers=1))
+        async with AsyncSqliteSaver.from_conn_string(str(db)) as saver:
+            graph = one_call(tools, checkpointer=saver)
+            config = {"configurable": {"thread_id": "j"}}
+            out = await asyncio.wait_for(
+                asyncio.to_thread(graph.invoke, {"request": "go"}, config), timeout=20
+            )
+            assert out["status"] == "completed"
+
+    asyncio.run(run())
+    assert calls == ["x"] and not state.exists()
+    assert [row_state for _, row_state in journal_rows(db)] == ["finished"]

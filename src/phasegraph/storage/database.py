@@ -338,22 +338,39 @@ async def adatabase_of(checkpointer: Any) -> Database | None:
     conn = getattr(checkpointer, "conn", None)
     if conn is None or isinstance(conn, sqlite3.Connection) or _is_psycopg(conn):
         return database_of(checkpointer)
+    path = await async_sqlite_file(conn)
+    if not path:
+        return None if path is None else known_file(conn, path)
+    # The first use of a file writes to it (see SqliteDatabase): off the event loop.
+    return await asyncio.to_thread(known_file, conn, path)
+
+
+async def async_sqlite_file(conn: Any) -> str | None:
+    """The file of an async SQLite connection: "" for ``:memory:``, None for no SQLite one.
+
+    It needs the connection's loop alone, no worker thread of that loop's.
+    """
     if not hasattr(conn, "execute"):
         return None
     try:
-        is_alive = getattr(conn, "is_alive", None)
-        if callable(is_alive) and not is_alive():
-            await conn  # an aiosqlite connection handed over unstarted: started as LangGraph does
         async with conn.execute("PRAGMA database_list") as cursor:
             rows = await cursor.fetchall()
-    except Exception:  # not a SQLite connection after all
+    except Exception:  # not a SQLite connection after all (or not started yet)
         return None
-    path = _main_file(rows)
-    if not path:
+    return _main_file(rows)
+
+
+def known_file(conn: Any, path: str) -> Database | None:
+    """The database of an async connection found on ``path``, kept for sync code to find.
+
+    ``path`` "" is ``:memory:``: no database, and the connection's threads end with the process
+    (`in_memory`).
+    """
+    if path:
+        db = sqlite_database(path)
+        _remember(conn, db)
+        return db
+    if id(conn) not in _in_memory:
         _in_memory.add(id(conn))
         weakref.finalize(conn, _in_memory.discard, id(conn))
-        return None
-    # The first use of a file writes to it (see SqliteDatabase): off the event loop.
-    db = await asyncio.to_thread(sqlite_database, path)
-    _remember(conn, db)
-    return db
+    return None

@@ -36,10 +36,11 @@ from phasegraph.cache import state_dir
 from phasegraph.storage.database import (
     Database,
     SqliteDatabase,
-    adatabase_of,
+    async_sqlite_file,
     create_tables,
     database_of,
     in_memory,
+    known_file,
     per_database,
     sqlite_database,
 )
@@ -226,7 +227,11 @@ def _database_of(checkpointer: Any) -> Database | None:
 
 
 def _asked_on_its_loop(checkpointer: Any) -> Database | None:
-    """`adatabase_of` an async saver, on the event loop it runs on (None: none to ask on)."""
+    """An async saver's database, its file asked on the loop it runs on (None: none to ask on).
+
+    Only the question goes to the loop: opening the file is done here, in this worker thread,
+    since the loop's own worker threads may all be running sync code that waits, as this does.
+    """
     loop = getattr(checkpointer, "loop", None)
     if not isinstance(loop, asyncio.AbstractEventLoop) or loop.is_closed():
         return None
@@ -235,10 +240,13 @@ def _asked_on_its_loop(checkpointer: Any) -> Database | None:
             return None  # on that loop itself: asked before the run (`PhaseGraph.astream`)
     except RuntimeError:
         pass  # no loop runs in this thread
+    conn = checkpointer.conn
     try:
-        return asyncio.run_coroutine_threadsafe(adatabase_of(checkpointer), loop).result(30)
-    except Exception:
+        path = asyncio.run_coroutine_threadsafe(async_sqlite_file(conn), loop).result(30)
+    except Exception as exc:  # the loop did not answer: said, not silently another journal
+        _log.warning("could not ask an async saver for its file: %r", exc)
         return None
+    return None if path is None else known_file(conn, path)
 
 
 def ends_with_process(checkpointer: Any) -> bool:
