@@ -334,9 +334,6 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         kwargs["context"] = await asyncio.to_thread(self.run_context, kwargs.get("context"), config)
         starts = check_input(input)
         self._check_persistence(config, kwargs.get("context"))
-        # the saver a parent graph runs this one on: an async SQLite one tells its file only
-        # here, and the tool journal, asked in a worker thread, is kept in that file
-        await adatabase_of(((config or {}).get("configurable") or {}).get(CONFIG_KEY_CHECKPOINTER))
         config = with_step_limit(config, kwargs.get("context"))
         thread_id = self._guard_target(config)
         graph = self._as_run(config)

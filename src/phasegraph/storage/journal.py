@@ -219,9 +219,10 @@ def _database_of(checkpointer: Any) -> Database | None:
         return database_of(checkpointer)
     db = database_of(checkpointer)
     conn = getattr(checkpointer, "conn", None)
-    if db is None and conn is not None and not isinstance(conn, sqlite3.Connection):
+    asked_async = conn is not None and not isinstance(conn, sqlite3.Connection)
+    if db is None and asked_async:
         db = _asked_on_its_loop(checkpointer)
-    if db is not None or conn is None or isinstance(conn, sqlite3.Connection):
+    if db is not None or not asked_async:
         _databases[checkpointer] = db
     return db
 
@@ -237,7 +238,7 @@ def _asked_on_its_loop(checkpointer: Any) -> Database | None:
         return None
     try:
         if asyncio.get_running_loop() is loop:
-            return None  # on that loop itself: asked before the run (`PhaseGraph.astream`)
+            return None  # on that loop itself: waiting for it would stop it
     except RuntimeError:
         pass  # no loop runs in this thread
     conn = checkpointer.conn
