@@ -6,7 +6,7 @@ import copy
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 from langchain_core.tools import BaseTool, tool
 
@@ -227,3 +227,15 @@ def final_state(graph: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
     if "__interrupt__" in out:
         values["__interrupt__"] = out["__interrupt__"]
     return values
+
+
+def latest(_old: str, new: str) -> str:
+    """The reducer that keeps the newest value."""
+    return new
+
+
+class Parent(TypedDict, total=False):
+    """A caller's graph with phasegraph nodes: each gives back the request and its status."""
+
+    request: Annotated[str, latest]
+    status: Annotated[str, latest]

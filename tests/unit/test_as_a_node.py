@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
@@ -15,17 +15,7 @@ from langgraph.types import Command
 
 from phasegraph import Context, ScriptedChatModel, build_graph
 
-from scripts import ANALYSIS, SUMMARY, judgement, phases, round_plan
-
-
-def latest(_old: str, new: str) -> str:
-    return new
-
-
-class Parent(TypedDict, total=False):
-    # two phasegraph nodes at once each give back the request and their status
-    request: Annotated[str, latest]
-    status: Annotated[str, latest]
+from scripts import ANALYSIS, SUMMARY, Parent, judgement, phases, round_plan
 
 
 @dataclass

@@ -7,7 +7,7 @@ import functools
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
 import pytest
 from langchain_core.tools import tool
@@ -26,7 +26,7 @@ from phasegraph.storage.journal import (
     journal_key,
 )
 
-from scripts import final_state, make_script, phases, round_plan
+from scripts import Parent, final_state, make_script, phases, round_plan
 
 
 @pytest.fixture
@@ -419,17 +419,6 @@ def test_a_state_folder_that_cannot_be_made_keeps_the_journal_in_memory(
     out = served_run(ServerSaver(), tools)
     assert out["status"] == "completed" and calls == ["x"]
     assert "tool journal kept in memory" in caplog.text
-
-
-def _latest(_old: str, new: str) -> str:
-    return new
-
-
-class Parent(TypedDict, total=False):
-    """A parent graph's state, with a phasegraph node."""
-
-    request: Annotated[str, _latest]
-    status: Annotated[str, _latest]
 
 
 def test_a_node_of_a_parent_on_an_async_sqlite_saver_journals_in_the_parents_file(
