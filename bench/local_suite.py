@@ -1,7 +1,7 @@
 """A local model on small workspace tasks: phasegraph against `create_react_agent`.
 
     python -m bench.local_suite [--model local:qwen2.5-coder-1.5b] [--modes alone,checks]
-                                [--set suite|held-back]
+                                [--set suite|held-back|new-kinds]
 
 Both systems get the same model (one llama.cpp instance in this process), the same six built-in
 workspace tools bound to a fresh copy of the task's files (a tool's error comes back to the
@@ -40,6 +40,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.errors import GraphRecursionError
 
 from bench.held_back import HELD_BACK
+from bench.new_kinds import NEW_KINDS
 from bench.suite_tasks import TASKS, WorkspaceTask
 from phasegraph import Context, build_graph
 from phasegraph.models import model_from_context
@@ -57,6 +58,12 @@ ACTIONS = 8
 BUDGET = 2 * ACTIONS + 1
 
 MODES = ("alone", "checks")
+#: The task sets by name: the suite, and the two held-back sets reported apart from it.
+TASK_SETS: dict[str, tuple[WorkspaceTask, ...]] = {
+    "suite": TASKS,
+    "held-back": HELD_BACK,
+    "new-kinds": NEW_KINDS,
+}
 
 
 
@@ -304,16 +311,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--set",
         default="suite",
-        choices=("suite", "held-back"),
-        help="suite: the tasks faults are traced on; held-back: tasks never traced or tuned on",
+        choices=tuple(TASK_SETS),
+        help="suite: the tasks faults are traced on; held-back and new-kinds: tasks never "
+        "traced or tuned on",
     )
     parser.add_argument("--tasks", default="", help="task names, comma-separated; empty: all")
     parser.add_argument("--work", default="", help="folder for workspaces and threads")
     parser.add_argument("--out", default="", help="write the raw figures here (JSON)")
     args = parser.parse_args(argv)
-    tasks = TASKS
-    if args.set == "held-back":
-        tasks = HELD_BACK
+    tasks = TASK_SETS[args.set]
     # A misspelt name would otherwise cost a long run before it shows as an error per task.
     for option, given, known in (
         ("--modes", args.modes, MODES),

@@ -6,12 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from bench.new_kinds import NEW_KINDS
 from bench.probe_tasks import PROBES
 from bench.proposals import kind_table
 from bench.suite_tasks import TASKS, WorkspaceTask
 
 
-@pytest.mark.parametrize("task", [*TASKS, *PROBES], ids=lambda t: t.name)
+@pytest.mark.parametrize("task", [*TASKS, *PROBES, *NEW_KINDS], ids=lambda t: t.name)
 def test_a_checker_rejects_the_start_and_accepts_the_right_result(
     tmp_path: Path, task: WorkspaceTask
 ) -> None:
