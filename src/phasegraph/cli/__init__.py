@@ -42,6 +42,7 @@ from phasegraph.cli.session import (
 from phasegraph.context import REVIEW_LEVELS
 from phasegraph.errors import PhasegraphError, redact
 from phasegraph.models import grammar_sampler
+from phasegraph.shown import VisibleConsole
 from phasegraph.state import RunStatus
 from phasegraph.tools.stopping import STOPPING
 
@@ -225,7 +226,7 @@ def _stop_work_on_interrupt() -> Iterator[None]:
         STOPPING.clear()
 
 
-class _Output(Console):
+class _Output(VisibleConsole):
     """Stdout: a reader gone is `BrokenPipeError`, for `main`, not rich's own exit with 1."""
 
     def on_broken_pipe(self) -> None:
@@ -234,7 +235,7 @@ class _Output(Console):
         raise BrokenPipeError
 
 
-class _Errors(Console):
+class _Errors(VisibleConsole):
     """Stderr: progress and messages; a reader gone silences it and the run goes on.
 
     What a run does matters more than its progress lines: a pipe closed on stderr (``2>&1 |

@@ -18,6 +18,7 @@ from rich.markdown import Markdown
 from rich.text import Text
 
 from phasegraph.errors import redact
+from phasegraph.shown import visible
 from phasegraph.state.reading import shown_status
 
 
@@ -161,7 +162,7 @@ def print_markdown(out: Console, text: str) -> None:
     if out.is_terminal:
         out.print(Markdown(text), soft_wrap=False)  # rich wraps at word ends, not the terminal
     else:  # piped: the Markdown itself, for the next program
-        print(text)
+        print(visible(text))
 
 
 def show_text(thread_id: str, values: Mapping[str, Any]) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 from phasegraph.errors import redact, redact_all
 from phasegraph.facts.deliverables import evidence_parts
 from phasegraph.report.html import BAD, html_page, round_seconds
+from phasegraph.shown import visible
 from phasegraph.state.reading import shown_status
 
 OUTPUT_PREVIEW = 300
@@ -347,8 +348,8 @@ def _event_line(event: Mapping[str, Any]) -> str:
 
 
 def to_markdown(report: Mapping[str, Any]) -> str:
-    """The report as Markdown."""
-    return "\n\n".join(text for text in markdown_sections(report).values() if text) + "\n"
+    """The report as Markdown, control characters made visible (`shown.visible`)."""
+    return visible("\n\n".join(text for text in markdown_sections(report).values() if text) + "\n")
 
 
 def to_html(report: Mapping[str, Any]) -> str:
