@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from phasegraph.tools import sandbox
-from phasegraph.tools.commands import CommandSettings, run_command
+from phasegraph.tools.commands import CommandSettings
+from phasegraph.tools.pipeline import run_command
 from phasegraph.tools.workspace import Workspace
 
 COMMANDS = (["true"], ["wc", "-l", "data.csv"])

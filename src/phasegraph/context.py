@@ -79,6 +79,9 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "prompt_token_budget": (200, 1_000_000),
     "max_read_bytes": (1_000, 1_000_000_000),
     "command_memory_mb": (0, 1_048_576),
+    "command_file_mb": (0, 1_048_576),
+    "command_processes": (0, 100_000),
+    "max_write_bytes": (1_000, 1_000_000_000),
 }
 """Each numeric setting's least and greatest value: refused outside them, shown in Studio's form."""
 
@@ -215,9 +218,27 @@ class Context:
             "may allocate; past it the program fails with memory exhausted. 0: no cap."
         },
     )
+    command_file_mb: int = field(
+        default_factory=_env("COMMAND_FILE_MB", 256, int),
+        metadata={
+            "description": "Largest file (MB) a command may write; past it the command is "
+            "stopped and its redirected output not written. 0: no cap."
+        },
+    )
+    command_processes: int = field(
+        default_factory=_env("COMMAND_PROCESSES", 256, int),
+        metadata={
+            "description": "Processes a command may run at once, inside the sandbox (the "
+            "kernel does not apply it to root). 0: no cap."
+        },
+    )
     max_read_bytes: int = field(
         default_factory=_env("MAX_READ_BYTES", 1_000_000, int),
         metadata={"description": "Bytes read_file, edit_file and search_text read of one file."},
+    )
+    max_write_bytes: int = field(
+        default_factory=_env("MAX_WRITE_BYTES", 1_000_000, int),
+        metadata={"description": "Bytes write_file and edit_file may write to one file."},
     )
     mcp_servers: dict[str, dict[str, Any]] = field(
         default_factory=_env("MCP_SERVERS", cast(dict[str, Any], {}), _json_object),
@@ -322,6 +343,8 @@ class Context:
             max_chars=self.max_output_chars,
             sandbox=self.command_sandbox,
             max_memory_mb=self.command_memory_mb,
+            max_file_mb=self.command_file_mb,
+            max_processes=self.command_processes,
         )
 
     @property

@@ -17,6 +17,7 @@ from phasegraph.context import Context
 from phasegraph.facts.files import ENTRIES_SHOWN, workspace_files
 from phasegraph.nodes.deps import workspace_settings
 from phasegraph.tools import is_idempotent, run_tool
+from phasegraph.tools import search as search_module
 from phasegraph.tools import workspace as workspace_module
 from phasegraph.tools.builtin import BUILTIN_TOOL_NAMES, WorkspaceSettings, workspace_tools
 from phasegraph.tools.commands import (
@@ -356,7 +357,7 @@ def test_a_final_symlink_swapped_in_is_not_followed(
 
 
 def test_a_catastrophic_pattern_is_stopped(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(workspace_module, "SEARCH_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(search_module, "SEARCH_TIMEOUT_S", 0.2)
     (ws / "a.txt").write_text("a" * 40 + "!\n")
     start = time.monotonic()
     ok, text = call(toolset(ws), "search_text", pattern="(a|aa)+$")
@@ -456,10 +457,10 @@ def test_the_prompts_listing_stops_walking_once_it_has_what_it_shows(
     visited: list[str] = []
     real_walk = workspace_module.walk_tree
 
-    def walk(*args: Any) -> Any:
-        for current, dirs, files, links in real_walk(*args):
-            visited.append(str(current))
-            yield current, dirs, files, links
+    def walk(*args: Any, **kwargs: Any) -> Any:
+        for folder in real_walk(*args, **kwargs):
+            visited.append(str(folder.path))
+            yield folder
 
     monkeypatch.setattr(workspace_module, "walk_tree", walk)
     context = Context(workspace=str(tmp_path))
@@ -507,7 +508,7 @@ def test_a_search_has_a_time_bound_in_all_not_only_per_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # lines each under the per-line bound would add up without end (hours for a large file)
-    monkeypatch.setattr(workspace_module, "SEARCH_TOTAL_S", 1.0)
+    monkeypatch.setattr(search_module, "SEARCH_TOTAL_S", 1.0)
     (tmp_path / "slow.txt").write_text(("a" * 24 + "b\n") * 200)
     started = time.monotonic()
     with pytest.raises(WorkspaceError, match=r"took too long.*stopped at slow.txt:\d+"):

@@ -29,6 +29,7 @@ from phasegraph.storage import open_checkpointer
 from phasegraph.storage.database import postgres_database, sqlite_database
 from phasegraph.storage.integrity import checked_state
 from phasegraph.storage.thread_index import ThreadIndex, index_for
+from phasegraph.tools.boundary import workspace_refusal
 
 EXIT_DONE, EXIT_ERROR, EXIT_USAGE, EXIT_PAUSED, EXIT_SHORT = 0, 1, 2, 3, 4
 DEFAULT_DB = os.path.join(".phasegraph", "threads.sqlite")
@@ -93,6 +94,8 @@ class Session:
                     "name the folder to go on in with --workspace"
                 )
             workspace = thread_workspace
+        if why := workspace_refusal(Path(os.path.realpath(workspace))):
+            raise UsageError(why)
         settings: dict[str, Any] = {"workspace": workspace}
         model = getattr(self.args, "model", None)
         if model is not None:  # recorded with the thread: the printed commands work anywhere

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
@@ -19,6 +20,7 @@ from langgraph.types import Command, StateSnapshot
 from phasegraph.context import MAX_STEPS_LIMIT, Context
 from phasegraph.errors import ConfigurationError, ThreadPausedError, ThreadStateError
 from phasegraph.graph.folder import thread_folder
+from phasegraph.tools.boundary import workspace_refusal
 from phasegraph.tools.checks import validate_checks
 
 # Budgets live in the state (SPEC section 8), not in LangGraph's per-invocation super-step limit.
@@ -56,6 +58,16 @@ def check_input(input: Any) -> bool:
     if checks is not None and not isinstance(checks, list):
         raise ValueError('"checks" must be a list, e.g. ["exists:out.txt"]')
     return True
+
+
+def admit_workspace(settings: Context, builtin_tools: bool) -> None:
+    """Refuse a run whose built-in tools would work in a folder that cannot be a workspace.
+
+    `tools.boundary.workspace_refusal` says which (``/``, a home or system folder, the Python
+    environment that runs phasegraph): a `ConfigurationError` of one line, before anything runs.
+    """
+    if builtin_tools and (why := workspace_refusal(Path(settings.root))):
+        raise ConfigurationError(why)
 
 
 def check_checks(input: Any, settings: Context) -> None:

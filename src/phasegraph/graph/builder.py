@@ -193,4 +193,5 @@ def build_graph(
     compiled.__class__ = PhaseGraph
     graph = cast(PhaseGraph, compiled)
     graph.thread_workspaces = thread_workspaces
+    graph.builtin_tools = deps.toolbox.builtin
     return graph

@@ -26,6 +26,7 @@ from langgraph.types import Interrupt, StateSnapshot
 from phasegraph.context import Context
 from phasegraph.errors import ConfigurationError
 from phasegraph.graph.admission import (
+    admit_workspace,
     check_checks,
     check_input,
     latest_config,
@@ -66,11 +67,20 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
 
     thread_workspaces: str | None = None
     """A folder that holds a workspace per thread, for runs whose settings name none."""
+    builtin_tools: bool = False
+    """Whether the graph's runs have the built-in workspace tools (`admit_workspace`)."""
 
-    def __init__(self, *args: Any, thread_workspaces: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        thread_workspaces: str | None = None,
+        builtin_tools: bool = False,
+        **kwargs: Any,
+    ) -> None:
         """LangGraph's compiled graph; kept by `copy` (the server copies the graph per run)."""
         super().__init__(*args, **kwargs)
         self.thread_workspaces = thread_workspaces
+        self.builtin_tools = builtin_tools
 
     def get_graph(self, config: RunnableConfig | None = None, *, xray: int | bool = False) -> Graph:
         """LangGraph's drawing, with the error handler's way out (`errors.with_handler_edges`)."""
@@ -259,6 +269,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
                     refuse(input, starts, snapshot, thread_id)
                 values = snapshot.values
             kwargs["context"] = self.settled(kwargs["context"], config, values, starts)
+            admit_workspace(kwargs["context"], self.builtin_tools)
             check_checks(input, kwargs["context"])
             last: Mapping[str, Any] | None = None
             part: Any = None
@@ -382,6 +393,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
 
         def settle() -> Context:
             settled = self.settled(settings, config, values, starts)
+            admit_workspace(settled, self.builtin_tools)
             check_checks(input, settled)
             return settled
 

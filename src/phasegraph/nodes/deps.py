@@ -75,6 +75,7 @@ def workspace_settings(context: Context) -> WorkspaceSettings:
         root=context.workspace,
         commands=context.command_settings,
         max_read_bytes=context.max_read_bytes,
+        max_write_bytes=context.max_write_bytes,
     )
 
 

@@ -32,6 +32,15 @@ from phasegraph.tools.tree import PROTECTED_DIRS
 from phasegraph.tools.workspace import Workspace, WorkspaceError
 
 
+def confined_by_checks(program: str) -> bool:
+    """Whether the checks know every option of ``program``, so that it writes no file.
+
+    Such a program (a default one, with its table) writes only where a redirection sends its
+    output; any other may write anywhere it can reach.
+    """
+    return program == "find" or program in SPECS
+
+
 def check_arguments(program: str, args: Sequence[str], workspace: Workspace) -> None:
     """Raise WorkspaceError for the first argument of ``program`` the checks refuse."""
     if program == "find":
@@ -65,6 +74,8 @@ def _check_spec(program: str, spec: Spec, args: Sequence[str], workspace: Worksp
                 patterns_given = True
             if value is not None and option in spec.paths:
                 read_path(value, workspace, f"{program} {option}")
+            if value is not None and option in spec.dates:
+                _check_time_zone(value, f"{program} {option}")
             if value is not None and option in spec.operand_options:
                 operands.append(value)
     _check_operands(program, spec, operands, patterns_given, workspace)
@@ -186,6 +197,26 @@ def _check_find(args: Sequence[str], workspace: Workspace) -> None:
 
 def _find_expression_start(word: str) -> bool:
     return word.startswith("-") and word != "-" or word in {"(", ")", "!", ","}
+
+
+#: A time zone a date string names: ``TZ="..."`` (or unquoted), as GNU date reads it.
+_TIME_ZONE = re.compile(r"""TZ=(?:"([^"]*)"|'([^']*)'|(\S*))""")
+
+
+def _check_time_zone(value: str, who: str) -> None:
+    """Refuse a ``TZ="..."`` in a date string that names a file outside the zone database.
+
+    A zone is a name under the system's zone folder (``Europe/Paris``); one that starts with
+    ``/`` or climbs with ``..`` (after an optional ``:``) names a file elsewhere, which date
+    would open (a FIFO there blocks it): refused as a path outside the workspace is.
+    """
+    for found in _TIME_ZONE.finditer(value):
+        zone = next(g for g in found.groups() if g is not None).removeprefix(":")
+        if zone.startswith("/") or ".." in zone.split("/"):
+            raise WorkspaceError(
+                f"{who}: TZ={zone!r} names a file outside the zone database; name a zone "
+                "such as Europe/Paris"
+            )
 
 
 def read_path(value: str, workspace: Workspace, who: str) -> None:

@@ -18,6 +18,7 @@ RUNS = "it runs another program"
 FILE_LIST = "it reads a list of paths from a file, which the checks cannot confine"
 FOLLOWS = "it follows symlinks, which may lead out of the workspace"
 WAITS = "it waits for the file to grow until the command is killed"
+DATE_FILE = "it reads date strings from a file, and a date string may name a file (TZ=...)"
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class Spec:
     ``refused``: options (``-x`` or ``--name``) never let through, and why. ``paths``: options
     whose value is a file to read. ``operand_options``: options whose value is one more operand
     (diff's ``--from-file``: compared with each operand), checked as the operands are.
+    ``dates``: options whose value is a date string, whose ``TZ="..."`` may name a file.
     ``operands``: what the program's operands are.
     """
 
@@ -40,6 +42,7 @@ class Spec:
     refused: Mapping[str, str] = field(default_factory=dict)
     paths: frozenset[str] = frozenset()
     operand_options: frozenset[str] = frozenset()
+    dates: frozenset[str] = frozenset()
     operands: Operands = "read"
     digits: bool = False  # "-5" is an option (head, tail, grep's context)
 
@@ -154,8 +157,10 @@ SPECS: dict[str, Spec] = {
         flags="Ru", valued="dfrs", optional="I",
         long=_long(f"date= debug file= iso-8601? resolution rfc-email rfc-3339= reference= "
                    f"set= utc universal {_COMMON}"),
-        refused={"-s": "it sets the clock", "--set": "it sets the clock"},
-        paths=frozenset({"-f", "--file", "-r", "--reference"}),
+        refused={"-s": "it sets the clock", "--set": "it sets the clock",
+                 "-f": DATE_FILE, "--file": DATE_FILE},
+        paths=frozenset({"-r", "--reference"}),
+        dates=frozenset({"-d", "--date"}),
         operands="date",
     ),
     "stat": Spec(

@@ -18,9 +18,10 @@ from pydantic import BaseModel, Field
 
 from phasegraph.errors import ConfigurationError
 from phasegraph.tools.base import tool_index
-from phasegraph.tools.commands import CommandSettings, run_command
+from phasegraph.tools.commands import CommandSettings
 from phasegraph.tools.mcp import load_mcp_tools
-from phasegraph.tools.workspace import Workspace
+from phasegraph.tools.pipeline import run_command
+from phasegraph.tools.workspace import MAX_WRITE_BYTES, Workspace
 
 BUILTIN_TOOL_NAMES = (
     "list_files",
@@ -70,12 +71,17 @@ class WorkspaceSettings:
     root: str
     commands: CommandSettings
     max_read_bytes: int
+    max_write_bytes: int = MAX_WRITE_BYTES
 
 
 @lru_cache(maxsize=32)
 def workspace_tools(settings: WorkspaceSettings) -> tuple[BaseTool, ...]:
     """The six built-in tools bound to one workspace."""
-    space = Workspace(settings.root, max_read_bytes=settings.max_read_bytes)
+    space = Workspace(
+        settings.root,
+        max_read_bytes=settings.max_read_bytes,
+        max_write_bytes=settings.max_write_bytes,
+    )
 
     def command(argv: list[str], timeout_s: float | None = None) -> str:
         return run_command(argv, workspace=space, settings=settings.commands.capped(timeout_s))

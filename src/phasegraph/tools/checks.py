@@ -34,7 +34,8 @@ from pydantic import TypeAdapter, ValidationError
 from phasegraph.errors import CheckError, redact
 from phasegraph.state import CheckRecord, CheckSource
 from phasegraph.state.checks import Check, normalise_check
-from phasegraph.tools.commands import CommandSettings, check_argv, run_command
+from phasegraph.tools.commands import CommandSettings, check_argv
+from phasegraph.tools.pipeline import run_command
 from phasegraph.tools.workspace import SEARCH_TIMEOUT_S, Workspace, WorkspaceError
 
 KINDS = ("exists", "contains", "matches", "equals", "number", "keeps", "copy", "cmd")

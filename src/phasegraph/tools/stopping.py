@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
+import time
 
 #: The events of the task that runs the work and of what it runs inside (the tasks around a
 #: sub-agent's run, the run `aresume` drives), each set once that is given up on (its time is
@@ -39,3 +40,26 @@ def stopping_too(event: threading.Event) -> contextvars.Context:
 def stopped_here() -> bool:
     """Whether work started here is to stop: what it runs inside given up, or the process."""
     return STOPPING.is_set() or any(given_up.is_set() for given_up in GIVEN_UP.get())
+
+
+class Deadline:
+    """One call's time, from its start: walking, compiling and matching all count against it."""
+
+    def __init__(self, seconds: float, what: str) -> None:
+        """A deadline ``seconds`` from now for the work ``what`` names (in the message)."""
+        self.seconds = seconds
+        self.what = what
+        self.end = time.monotonic() + seconds
+
+    def left(self) -> float:
+        """Seconds left, at least 0."""
+        return max(0.0, self.end - time.monotonic())
+
+    def check(self) -> None:
+        """Raise `TimeoutError` once the time is out or the work's task was given up on."""
+        if stopped_here():
+            raise TimeoutError(
+                f"{self.what} was given up on (its task timed out or its run stopped)"
+            )
+        if time.monotonic() >= self.end:
+            raise TimeoutError(f"{self.what} took longer than {self.seconds:g} s and was stopped")

@@ -12,18 +12,19 @@ database), and go through a temporary file and a rename, so a reader never sees 
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-import regex
-
+from phasegraph.tools.boundary import guarded_reason, workspace_refusal
+from phasegraph.tools.git_layout import write_refusal
+from phasegraph.tools.stopping import Deadline
 from phasegraph.tools.text_files import decode, lines_of, occurrences, stray_control
-from phasegraph.tools.tree import PROTECTED_DIRS, walk_tree
+from phasegraph.tools.tree import PROTECTED_DIRS, Folder, walk_tree
 
 BINARY_SNIFF_BYTES = 8192
 MAX_LISTED = 500
@@ -32,9 +33,13 @@ MAX_LINE_CHARS = 400
 MAX_PATTERN_CHARS = 500
 # regex's own timeout stops a catastrophic pattern; re would spin until the process ends.
 SEARCH_TIMEOUT_S = 5.0
-# A search's whole time: lines each just under SEARCH_TIMEOUT_S would add up without end, and a
-# task given up on (its timeout) leaves its thread searching.
+# A search's whole time, walking and reading included: lines each just under SEARCH_TIMEOUT_S
+# would add up without end.
 SEARCH_TOTAL_S = 30.0
+#: A listing's whole time.
+LIST_TOTAL_S = 30.0
+#: The most a write_file or edit_file may write, unless the settings say otherwise.
+MAX_WRITE_BYTES = 1_000_000
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 # O_NONBLOCK: a FIFO opened to read waits for a writer; non-blocking, the open returns at once
@@ -53,13 +58,20 @@ class Workspace:
 
     root: str
     max_read_bytes: int = 1_000_000
+    max_write_bytes: int = MAX_WRITE_BYTES
 
     @property
     def real_root(self) -> Path:
-        """The root with symlinks resolved; it must exist and be a directory."""
+        """The root with symlinks resolved; an existing folder that may be a workspace.
+
+        A folder `boundary.workspace_refusal` refuses (``/``, a home or system folder, the
+        Python environment that runs phasegraph) is never one.
+        """
         real = Path(os.path.realpath(os.path.expanduser(self.root)))
         if not real.is_dir():
             raise WorkspaceError(f"the workspace {self.root!r} is not an existing directory")
+        if why := _refused_root(str(real)):
+            raise WorkspaceError(why)
         return real
 
     # -- resolution -----------------------------------------------------------------------
@@ -99,6 +111,8 @@ class Workspace:
                 raise WorkspaceError(f"{path!r} is inside {protected[0]}/, which is never written")
             if not parts:
                 raise WorkspaceError("the workspace root itself is not a file")
+            if why := write_refusal(root, parts) or guarded_reason(resolved):
+                raise WorkspaceError(f"{path!r}: {why}")
         return PurePosixPath(*parts) if parts else PurePosixPath(".")
 
     @contextmanager
@@ -127,22 +141,7 @@ class Workspace:
         if rel == PurePosixPath("."):
             raise WorkspaceError("the workspace root is a directory, not a file")
         with self.directory(rel.parent.parts if rel.parent != PurePosixPath(".") else ()) as d:
-            try:
-                # looked at first: opening a FIFO wakes a writer waiting on it, and a device's
-                # open may act; the check after the open still holds if it was swapped between
-                mode = os.stat(rel.name, dir_fd=d, follow_symlinks=False).st_mode
-                if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):  # a link: refused below
-                    raise WorkspaceError(not_regular(str(rel)))
-                fd = os.open(rel.name, _FILE_FLAGS, dir_fd=d)
-            except FileNotFoundError:
-                raise WorkspaceError(f"{str(rel)!r} does not exist") from None
-            except OSError as exc:
-                raise _moved(rel.name, exc) from None
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            raise WorkspaceError(not_regular(str(rel)))
-        os.set_blocking(fd, True)
-        return fd
+            return open_in(d, rel.name, str(rel))
 
     def read_bytes(self, rel: PurePosixPath, limit: int) -> tuple[bytes, int]:
         """Up to ``limit`` bytes of a file and its full size."""
@@ -193,7 +192,7 @@ class Workspace:
             raise WorkspaceError(not_regular(str(rel)))
         entries: list[str] = []
         more = 0
-        for entry in self.walk(path):
+        for entry in self.walk(path, Deadline(LIST_TOTAL_S, f"listing {rel}")):
             if len(entries) < MAX_LISTED:
                 entries.append(entry)
             else:
@@ -204,22 +203,29 @@ class Workspace:
         tail = f"\n[... {more} more entries not listed ...]" if more else ""
         return "\n".join(entries) + tail
 
-    def walk(self, path: str = ".") -> Iterator[str]:
+    def walk(self, path: str = ".", deadline: Deadline | None = None) -> Iterator[str]:
         """The entries under a directory as `list_files` writes them, a folder's own first.
 
         Lazy, so a caller that shows a few (the plan and judge prompts) stops walking a large
-        tree once it has them.
+        tree once it has them; past ``deadline`` the walk stops with a WorkspaceError.
         """
         rel = self.relative(path)
-        root = self.real_root
-        start = root / rel
-        if not start.is_dir():
-            raise WorkspaceError(f"{path!r} does not exist")
-        for current, dirs, files, links in walk_tree(root, rel.parts, self.directory):
-            here = current.relative_to(root)
-            for name in [*dirs, *files]:
-                mark = "@" if name in links else "/" if name in dirs else ""
+        for folder in self.folders(rel, deadline):
+            here = PurePosixPath(*folder.parts)
+            for name in [*folder.dirs, *folder.others]:
+                mark = "@" if name in folder.links else "/" if name in folder.dirs else ""
                 yield f"{here / name}{mark}"
+
+    def folders(self, rel: PurePosixPath, deadline: Deadline | None = None) -> Iterator[Folder]:
+        """The folders under ``rel`` as `tree.walk_tree` gives them, within ``deadline``."""
+        root = self.real_root
+        if not (root / rel).is_dir():
+            raise WorkspaceError(f"{str(rel)!r} does not exist")
+        check = deadline.check if deadline is not None else None
+        try:
+            yield from walk_tree(root, rel.parts, self.directory, check=check)
+        except TimeoutError as exc:
+            raise WorkspaceError(f"{exc}; narrow the path") from None
 
     def read_file(
         self, path: str, start_line: int | None = None, end_line: int | None = None
@@ -260,8 +266,17 @@ class Workspace:
         if why := stray_control(content, lambda: self._text_or_nothing(rel)):
             raise WorkspaceError(f"content: {why}")
         data = content.encode("utf-8")
+        self._within_write_cap(rel, len(data))
         self.write_bytes(rel, data)
         return f"wrote {len(data)} bytes to {rel}"
+
+    def _within_write_cap(self, rel: PurePosixPath, size: int) -> None:
+        """Refuse a write of ``size`` bytes past ``max_write_bytes``, saying which setting."""
+        if size > self.max_write_bytes:
+            raise WorkspaceError(
+                f"{rel}: {size} bytes is more than the {self.max_write_bytes}-byte write cap "
+                "(the setting max_write_bytes); nothing was written"
+            )
 
     def _text_or_nothing(self, rel: PurePosixPath) -> str:
         """What a file holds now as text, or "" when it cannot be read."""
@@ -298,72 +313,45 @@ class Workspace:
                 "more of the text around the one to change (its whole line, say) so it matches "
                 "exactly once (nothing was changed)"
             )
-        self.write_bytes(rel, text.replace(old_text, new_text, 1).encode("utf-8"))
+        data = text.replace(old_text, new_text, 1).encode("utf-8")
+        self._within_write_cap(rel, len(data))
+        self.write_bytes(rel, data)
         return f"replaced 1 occurrence in {rel}"
 
-    def _files_under(self, rel: PurePosixPath) -> list[Path]:
-        """The files under a folder, symlinks left out (searched where they point, if inside)."""
-        if not (self.real_root / rel).is_dir():
-            raise WorkspaceError(f"{rel.name!r} does not exist")
-        found: list[Path] = []
-        for current, _dirs, files, links in walk_tree(self.real_root, rel.parts, self.directory):
-            found.extend(current / n for n in files if n not in links)
-        return found
-
     def search_text(self, pattern: str, path: str = ".") -> str:
-        """Lines matching a regular expression, as ``file:line: text``, at most MAX_MATCHES.
+        """Lines matching a regular expression, as ``file:line: text`` (`search.search_text`)."""
+        from phasegraph.tools.search import search_text
 
-        Their count ends the output: a model shown the matching lines may still miscount them,
-        and a count a tool shows is one code can trace (see
-        `phasegraph.facts.evidence.unsourced_numbers`). Why: docs/traces.md.
-        """
-        if len(pattern) > MAX_PATTERN_CHARS:
-            raise WorkspaceError(f"the pattern is longer than {MAX_PATTERN_CHARS} characters")
-        try:
-            compiled = regex.compile(pattern)
-        except regex.error as exc:
-            raise WorkspaceError(f"invalid regular expression {pattern!r}: {exc}") from None
-        rel = self.relative(path)
-        root = self.real_root
-        start = root / rel
-        if os.path.lexists(start) and not (start.is_file() or start.is_dir()):
-            raise WorkspaceError(not_regular(str(rel)))
-        files = [start] if start.is_file() else self._files_under(rel)
-        matches: list[str] = []
-        skipped = 0
-        deadline = time.monotonic() + SEARCH_TOTAL_S
-        for file in files:
-            file_rel = PurePosixPath(file.relative_to(root))
-            try:
-                data, size = self.read_bytes(file_rel, self.max_read_bytes)
-            except (WorkspaceError, OSError):
-                skipped += 1
-                continue
-            if size > self.max_read_bytes or b"\x00" in data[:BINARY_SNIFF_BYTES]:
-                skipped += 1
-                continue
-            text, _ = decode(data)
-            for number, line in enumerate(text.splitlines(), start=1):
-                left = deadline - time.monotonic()
-                try:
-                    if left <= 0:
-                        raise TimeoutError
-                    found = compiled.search(line, timeout=min(SEARCH_TIMEOUT_S, left))
-                except TimeoutError:
-                    raise WorkspaceError(
-                        f"the pattern {pattern!r} took too long (catastrophic backtracking?), "
-                        f"stopped at {file_rel}:{number}; narrow the pattern or the path"
-                    ) from None
-                if found:
-                    matches.append(f"{file_rel}:{number}: {line[:MAX_LINE_CHARS]}")
-                    if len(matches) >= MAX_MATCHES:
-                        return "\n".join(matches) + f"\n[... stopped at {MAX_MATCHES} matches ...]"
-        note = f"\n[{skipped} binary, unreadable or oversized files skipped]" if skipped else ""
-        # the count, as grep -c gives it: a number asked for is then one a tool showed, 0 too
-        count = f"[{len(matches)} matching line{'' if len(matches) == 1 else 's'}]"
-        if not matches:
-            return f"no match for {pattern!r} under {rel}\n{count}{note}"
-        return "\n".join(matches) + "\n" + count + note
+        return search_text(self, pattern, path)
+
+
+def open_in(folder: int, name: str, label: str) -> int:
+    """A blocking read descriptor of the regular file ``name`` in the open folder ``folder``.
+
+    Never a symlink, and never opened when it is not a regular file (``label`` names it).
+    """
+    try:
+        # looked at first: opening a FIFO wakes a writer waiting on it, and a device's open may
+        # act; the check after the open still holds if it was swapped between
+        mode = os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):  # a link: refused below
+            raise WorkspaceError(not_regular(label))
+        fd = os.open(name, _FILE_FLAGS, dir_fd=folder)
+    except FileNotFoundError:
+        raise WorkspaceError(f"{label!r} does not exist") from None
+    except OSError as exc:
+        raise _moved(name, exc) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise WorkspaceError(not_regular(label))
+    os.set_blocking(fd, True)
+    return fd
+
+
+@functools.lru_cache(maxsize=64)
+def _refused_root(real: str) -> str | None:
+    """`boundary.workspace_refusal` of a resolved root, asked once per root per process."""
+    return workspace_refusal(Path(real))
 
 
 def not_regular(rel: str) -> str:

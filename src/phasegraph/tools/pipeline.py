@@ -1,0 +1,366 @@
+"""`run_command`: a command line of allowed programs, run in the workspace (SPEC section 5).
+
+A command is an argv list (one program, no shell) or a line as a shell user writes it: a
+pipeline of allowed programs with ``<``, ``>`` and ``>>`` into workspace files, read by
+`command_line.parse` (never ``sh -c``). Each program's argv is checked as one alone
+(`commands.check_argv`), patterns are expanded against the workspace, and redirections go
+through the file tools' rules: ``<`` reads a regular file of the workspace, ``>`` and ``>>``
+write one the file tools may write. The output goes to a temporary file beside its target,
+renamed over it once the command has ended by itself, so a stopped command leaves the file as
+it was and ``sort a > a`` sorts ``a``. The files written are reported (`CommandResult.written`):
+the task's result records them as writes.
+
+A program the argument checks cannot see into (an interpreter, a caller's own) may write
+anywhere in the workspace, so the git metadata in it is scanned before (bound read-only; a tree
+too large to scan refuses the command) and after: what the command laid out as a repository,
+or a Python startup module, is taken away, and the call fails saying so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from phasegraph.tools import processes
+from phasegraph.tools.argv_rules import confined_by_checks
+from phasegraph.tools.boundary import startup_files_within
+from phasegraph.tools.cgroups import joined, pids_cgroup
+from phasegraph.tools.command_line import CommandLineError, Stage, parse
+from phasegraph.tools.commands import CommandSettings, check_argv, scrubbed_environment
+from phasegraph.tools.git_layout import scan
+from phasegraph.tools.processes import collect, limited, start
+from phasegraph.tools.sandbox import (
+    SandboxUnavailable,
+    absent_protected,
+    require_sandbox,
+    resolve_program,
+    sandbox_argv,
+    sandbox_environment,
+    seccomp_fd,
+    undo_created,
+)
+from phasegraph.tools.workspace import Workspace, WorkspaceError, open_in
+
+#: The most files one pattern may expand to.
+MAX_EXPANDED = 1000
+#: The exit status of a program killed by SIGXFSZ, as bubblewrap reports it, and as Python does.
+FILE_CAP_STATUSES = (128 + 25, -25)
+DEV_NULL = "/dev/null"
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What a command printed (its exit code first) and the files it wrote."""
+
+    text: str
+    written: tuple[str, ...] = ()
+
+
+@dataclass
+class Planned:
+    """A checked command: each program's argv and where its input and output go."""
+
+    argvs: list[list[str]]
+    stages: list[Stage]
+    reads: PurePosixPath | None = None
+    writes: dict[str, tuple[PurePosixPath, bool]] = field(default_factory=dict)
+    """Files written, by what writes them ("out", or "err<stage>"): the path, and appended."""
+
+
+def run_command(
+    command: list[str] | str, *, workspace: Workspace, settings: CommandSettings
+) -> str:
+    """Run ``command`` in the workspace; its exit code and capped output (`execute_command`)."""
+    return execute_command(command, workspace=workspace, settings=settings).text
+
+
+def execute_command(
+    command: list[str] | str, *, workspace: Workspace, settings: CommandSettings
+) -> CommandResult:
+    """Run ``command``; what it printed and wrote, or a WorkspaceError saying why not."""
+    planned = plan_command(command, settings, workspace)
+    root = workspace.real_root
+    free = [argv[0] for argv in planned.argvs if not confined_by_checks(argv[0])]
+    before = _git_before(root, workspace, free)
+    absent = absent_protected(root) if settings.sandbox == "os" else []
+    try:
+        with contextlib.ExitStack() as stack:
+            files = _Files(workspace, planned, stack)
+            codes, text, stopped = _launch(planned, files, root, settings, before, stack)
+            if not stopped and any(code in FILE_CAP_STATUSES for code in codes):
+                stopped = (
+                    f"[stopped: a program wrote a file past the {settings.max_file_mb} MB cap "
+                    "(the setting command_file_mb)]"
+                )
+            if stopped:
+                raise WorkspaceError(f"{stopped}\n{text}".rstrip() + _unwritten(planned))
+            written = files.keep()
+    finally:
+        _take_away(root, workspace, absent, before)
+    head = f"exit code: {codes[-1]}"
+    if len(codes) > 1 and any(codes[:-1]):
+        head += f" (each program's: {' '.join(map(str, codes))})"
+    notes = "".join(f"\n[wrote {size} bytes to {rel}]" for rel, size in written)
+    return CommandResult(f"{head}\n{text}{notes}", tuple(rel for rel, _ in written))
+
+
+def plan_command(
+    command: object, settings: CommandSettings, workspace: Workspace
+) -> Planned:
+    """``command`` checked: its programs' argvs and its redirections, or a WorkspaceError."""
+    if isinstance(command, str):
+        try:
+            stages = parse(command)
+        except CommandLineError as exc:
+            raise WorkspaceError(f"{command!r}: {exc}") from None
+        argvs = [_expanded(stage, workspace) for stage in stages]
+    elif isinstance(command, list):
+        argvs, stages = [command], [Stage()]  # an argv: run as given, no pattern expanded
+    else:
+        raise WorkspaceError('give the command as a line ("sort a.txt > b.txt") or an argv list')
+    planned = Planned([check_argv(argv, settings, workspace) for argv in argvs], stages)
+    first, last = stages[0], stages[-1]
+    if first.stdin is not None:
+        planned.reads = workspace.relative(first.stdin)
+    if last.stdout is not None and last.stdout != DEV_NULL:
+        planned.writes["out"] = (workspace.relative(last.stdout, for_write=True), last.append)
+    for index, stage in enumerate(stages):
+        if stage.stderr not in (None, "&1", DEV_NULL):
+            target = workspace.relative(str(stage.stderr), for_write=True)
+            planned.writes[f"err{index}"] = (target, stage.stderr_append)
+    targets = [rel for rel, _ in planned.writes.values()]
+    if len(set(targets)) < len(targets):
+        raise WorkspaceError("two redirections name the same file; name each file once")
+    return planned
+
+
+def _expanded(stage: Stage, workspace: Workspace) -> list[str]:
+    """A stage's argv, each pattern word replaced by the workspace files it matches, sorted.
+
+    A pattern that matches nothing stays as written (as a shell leaves it); one that would look
+    outside the workspace is refused before anything is listed.
+    """
+    argv: list[str] = []
+    root = workspace.real_root
+    for word in stage.words:
+        if not word.pattern:
+            argv.append(word.text)
+            continue
+        if word.text.startswith(("/", "~")) or ".." in PurePosixPath(word.text).parts:
+            raise WorkspaceError(f"{word.text!r}: a pattern names files inside the workspace")
+        folder = os.path.dirname(word.text)
+        if folder and not glob.has_magic(folder):
+            workspace.relative(folder)  # raises for a folder that resolves outside
+        elif folder:
+            raise WorkspaceError(f"{word.text!r}: a pattern may match names in one folder only")
+        found = sorted(glob.glob(word.text, root_dir=root))
+        if len(found) > MAX_EXPANDED:
+            raise WorkspaceError(f"{word.text!r} matches more than {MAX_EXPANDED} files")
+        argv.extend(found or [word.text])
+    return argv
+
+
+class _Files:
+    """A command's redirected files: its input opened, each output as a temporary file beside it."""
+
+    def __init__(self, workspace: Workspace, planned: Planned, stack: contextlib.ExitStack) -> None:
+        self.stdin: int | None = None
+        self.outputs: dict[str, tuple[int, str, PurePosixPath, int]] = {}
+        if planned.reads is not None:
+            self.stdin = stack.enter_context(_closing(workspace.open_file(planned.reads)))
+        for key, (rel, append) in planned.writes.items():
+            folder = stack.enter_context(workspace.directory(rel.parent.parts, create=True))
+            temp, fd = _temporary(folder, rel, append)
+            stack.callback(_discard, folder, temp)
+            stack.enter_context(_closing(fd))
+            self.outputs[key] = (folder, temp, rel, fd)
+
+    def fd(self, key: str) -> int | None:
+        """The descriptor the program's output ``key`` goes to, if redirected to a file."""
+        return self.outputs[key][3] if key in self.outputs else None
+
+    def keep(self) -> list[tuple[str, int]]:
+        """Rename each output over its target; each target and its size."""
+        kept = []
+        for folder, temp, rel, fd in self.outputs.values():
+            size = os.fstat(fd).st_size
+            os.replace(temp, rel.name, src_dir_fd=folder, dst_dir_fd=folder)
+            kept.append((str(rel), size))
+        return kept
+
+
+def _temporary(folder: int, rel: PurePosixPath, append: bool) -> tuple[str, int]:
+    """A new file beside ``rel`` (in the open ``folder``), holding its text when ``append``."""
+    mode = 0o644
+    with contextlib.suppress(FileNotFoundError):
+        found = os.stat(rel.name, dir_fd=folder, follow_symlinks=False)
+        if stat.S_ISDIR(found.st_mode):
+            raise WorkspaceError(f"{str(rel)!r} is a folder; name a file to write")
+        mode = found.st_mode & 0o777
+    temp = f".pg-{os.getpid()}-{os.urandom(6).hex()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(temp, flags, mode, dir_fd=folder)
+    if append:
+        with contextlib.suppress(FileNotFoundError, WorkspaceError):
+            source = open_in(folder, rel.name, str(rel))
+            with os.fdopen(source, "rb") as handle:
+                while chunk := handle.read(1 << 16):
+                    os.write(fd, chunk)
+    return temp, fd
+
+
+def _discard(folder: int, temp: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(temp, dir_fd=folder)
+
+
+@contextlib.contextmanager
+def _closing(fd: int) -> Iterator[int]:
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _unwritten(planned: Planned) -> str:
+    if not planned.writes:
+        return ""
+    names = ", ".join(str(rel) for rel, _ in planned.writes.values())
+    return f"\n[nothing was written to {names}]"
+
+
+def _launch(
+    planned: Planned,
+    files: _Files,
+    root: Path,
+    settings: CommandSettings,
+    before: frozenset[str] | None,
+    stack: contextlib.ExitStack,
+) -> tuple[list[int], str, str]:
+    """Start the command's programs, sandboxed or not, and wait for them."""
+    env = scrubbed_environment()
+    stderr: list[int | str | None] = []
+    for index, stage in enumerate(planned.stages):
+        target = files.fd(f"err{index}")
+        stderr.append(target if target is not None else "&1" if stage.stderr == "&1" else None)
+        if stage.stderr == DEV_NULL:
+            stderr[-1] = stack.enter_context(_closing(os.open(os.devnull, os.O_WRONLY)))
+    stdout = files.fd("out")
+    if stdout is None and planned.stages[-1].stdout == DEV_NULL:
+        stdout = stack.enter_context(_closing(os.open(os.devnull, os.O_WRONLY)))
+    argvs, passed, first = planned.argvs, [], None
+    try:
+        if settings.sandbox == "os":
+            binary = require_sandbox()
+            inner = _inside_limits(settings)
+            if not inner:  # no prlimit: the limits are set before bubblewrap starts
+                first = limited([binary], env, settings.limits)[1]
+            argvs = []
+            for argv in planned.argvs:
+                fd = stack.enter_context(seccomp_fd())
+                passed.append(fd)
+                argvs.append(
+                    sandbox_argv(
+                        binary, resolve_program(argv[0]), argv[1:], root, fd,
+                        git_metadata=before or (), inner=inner,
+                    )
+                )  # fmt: skip
+            env = sandbox_environment(env)
+        else:
+            private = stack.enter_context(tempfile.TemporaryDirectory(prefix="phasegraph-cmd-"))
+            env["TMPDIR"] = private  # a program's temporary files go with the call
+            launched = [limited(argv, env, settings.limits) for argv in argvs]
+            argvs, first = [a for a, _ in launched], launched[0][1]
+        procs = stack.enter_context(pids_cgroup(settings.max_processes))
+        if procs is not None:  # root, whom RLIMIT_NPROC does not bound: a pids cgroup does
+            argvs = [joined(procs, argv) for argv in argvs]
+        started = start(
+            argvs, cwd=str(root), env=env, stdin=files.stdin, stdout=stdout, stderr=stderr,
+            pass_fds=passed, before_exec=first,
+        )  # fmt: skip
+    except SandboxUnavailable as exc:
+        raise WorkspaceError(str(exc)) from None
+    except FileNotFoundError as exc:
+        missing = exc.args[0] if exc.args and isinstance(exc.args[0], str) else ""
+        raise WorkspaceError(missing or f"{argvs[0][0]!r} is not installed") from None
+    except OSError as exc:  # E2BIG: a command line longer than the system takes, say
+        raise WorkspaceError(f"the command could not start: {exc.strerror or exc}") from None
+    return collect(started, settings.timeout_s, settings.max_chars)
+
+
+def _inside_limits(settings: CommandSettings) -> list[str]:
+    """``prlimit`` with the command's limits, run inside the sandbox before the program."""
+    options = settings.limits.options(inside_sandbox=True)
+    if not options or processes.prlimit_binary() is None:
+        return []
+    inside = resolve_program("prlimit")
+    return [inside, *options, "--"]
+
+
+def _git_before(root: Path, workspace: Workspace, free: list[str]) -> frozenset[str] | None:
+    """The git metadata in the workspace before a command whose programs may write anywhere.
+
+    None when every program is confined by the argument checks (it writes nothing); a tree too
+    large to scan whole refuses the command: what it lays out could not be found after.
+    """
+    if not free:
+        return None
+    found = scan(root, workspace.directory)
+    if not found.complete:
+        raise WorkspaceError(
+            f"{', '.join(sorted(set(free)))} may write anywhere in the workspace, and it holds "
+            "too many entries to check afterwards for git metadata laid out by the command; "
+            "the command is refused (work in a smaller folder, or use programs the argument "
+            "checks know)"
+        )
+    return found.found | _startup_modules(root)
+
+
+def _startup_modules(root: Path) -> frozenset[str]:
+    """The Python startup modules in the workspace (`boundary.startup_files_within`)."""
+    return frozenset(
+        str(path.relative_to(root)) for path in startup_files_within(root) if os.path.lexists(path)
+    )
+
+
+def _take_away(
+    root: Path, workspace: Workspace, absent: list[str], before: frozenset[str] | None
+) -> None:
+    """Remove what the command made of git metadata and startup modules; fail saying what."""
+    undone = [f"{n}/" for n in undo_created(root, absent)] if absent else []
+    if before is not None:
+        after = scan(root, workspace.directory)
+        for rel in sorted((after.found | _startup_modules(root)) - before):
+            _remove(root / rel, root)
+            undone.append(rel)
+    if undone:
+        raise WorkspaceError(
+            f"the command made {', '.join(undone)}, which git would read as a repository or "
+            "commands may not write; it was taken away"
+        )
+
+
+def _remove(path: Path, root: Path) -> None:
+    """Take a planted repository away: its ``HEAD`` first (no longer one), then the rest.
+
+    A folder is renamed out of its name first (``.git`` is followed by name), then removed
+    as far as it can be.
+    """
+    with contextlib.suppress(OSError):
+        if not path.is_dir() or path.is_symlink():
+            path.unlink()
+            return
+        for name in os.listdir(path):
+            if name.casefold() == "head":
+                (path / name).unlink()
+        if path != root:
+            aside = path.with_name(f".removed-by-phasegraph-{os.urandom(4).hex()}")
+            os.replace(path, aside)
+            shutil.rmtree(aside, ignore_errors=True)
