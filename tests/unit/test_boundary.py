@@ -205,3 +205,49 @@ def test_a_text_report_shows_control_characters() -> None:
     values = {"request": "r \x1b]0;x\x07", "status": "completed"}
     text = to_markdown(build_report("t1", values))
     assert "\x1b" not in text and "<ESC>]0;x<BEL>" in text
+
+
+@pytest.mark.parametrize(
+    ("folder", "refused"),
+    [
+        ("/usr/src/app", False),  # the WORKDIR of Docker's language images
+        ("/run/media/ann/usb/project", False),
+        ("/var/spool/cron/crontabs", True),
+        ("/var/lib/dpkg", True),
+        ("/usr/share/app", True),
+    ],
+)
+def test_system_trees_and_the_project_folders_inside_them(folder: str, refused: bool) -> None:
+    assert (boundary.workspace_refusal(Path(folder)) is not None) is refused
+
+
+def test_a_homes_settings_and_a_repositorys_own_folder_are_no_workspace(tmp_path: Path) -> None:
+    person = tmp_path / "home" / "ann"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(boundary, "home_folders", lambda: frozenset({person}))
+        assert "a home's settings" in str(boundary.workspace_refusal(person / ".ssh"))
+        assert "a home's settings" in str(boundary.workspace_refusal(person / ".config" / "git"))
+        assert boundary.workspace_refusal(person / ".cache" / "phasegraph" / "t1") is None
+    bare = tmp_path / "mirror.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    assert "git repository's own folder" in str(boundary.workspace_refusal(bare))
+
+
+def test_a_file_name_with_control_characters_is_not_written(tmp_path: Path) -> None:
+    with pytest.raises(WorkspaceError, match="control characters"):
+        Workspace(str(tmp_path)).write_file("x\x1b]52;c;aGk=\x07.txt", "x")
+
+
+def test_a_comment_cannot_hide_a_repeat_from_the_size_estimate() -> None:
+    for pattern in ("(?#[)(?:(?:a{100}){100}){100}(?#])", "(?x)#[\n(?:(?:a{100}){100}){100}#]",
+                    "(?x)[#](?:a{1000}){1000}", "[(?#](?:a{1000}){1000})"):  # fmt: skip
+        assert unrolled_size(pattern) > MAX_UNROLLED, pattern
+
+
+def test_reports_in_json_and_html_show_control_characters() -> None:
+    from phasegraph.report.document import to_html, to_json
+
+    report = build_report("t1", {"request": "r \x1b]0;x\x07 \x9b31m", "status": "completed"})
+    assert "\x9b" not in to_json(report) and "\\u009b" in to_json(report)
+    page = to_html(report)
+    assert "\x1b" not in page and "\x07" not in page and "&lt;ESC&gt;]0;x&lt;BEL&gt;" in page

@@ -41,6 +41,7 @@ from phasegraph.models import describe_model, embedded_choice, model_from_contex
 from phasegraph.report import build_report, render, statistics
 from phasegraph.report.history import run_history
 from phasegraph.review import can_resume, resume
+from phasegraph.shown import visible
 from phasegraph.state.reading import shown_status
 from phasegraph.storage.thread_index import ThreadRow
 from phasegraph.tools.checks import validate_checks
@@ -79,7 +80,7 @@ def _finish(session: Session, thread_id: str, values: Mapping[str, Any], out: Co
     else:
         print_markdown(out, values.get("final_summary") or "(no summary)")
         if note := unverified_note(values):
-            print(note, file=sys.stderr)
+            print(visible(note), file=sys.stderr)
     if pending:
         return EXIT_PAUSED
     if not values.get("final_summary"):

@@ -9,6 +9,7 @@ calls, charts model use by stage and places reviews and replans where they happe
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -227,8 +228,9 @@ def _glance(phases: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def to_json(report: Mapping[str, Any]) -> str:
-    """The report as indented JSON."""
-    return json.dumps(report, indent=2, ensure_ascii=False, default=str)
+    """The report as indented JSON, its control characters escaped (C1 ones too)."""
+    text = json.dumps(report, indent=2, ensure_ascii=False, default=str)
+    return re.sub("[\x7f-\x9f]", lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _bullets(items: list[str]) -> str:
@@ -354,7 +356,8 @@ def to_markdown(report: Mapping[str, Any]) -> str:
 
 def to_html(report: Mapping[str, Any]) -> str:
     """The report as one self-contained HTML page: the Markdown's sections, and pictures."""
-    return html_page(report, markdown_sections(report))
+    sections = {name: visible(text) for name, text in markdown_sections(report).items()}
+    return html_page(report, sections)
 
 
 def render(

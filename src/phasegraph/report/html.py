@@ -14,6 +14,8 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 
+from phasegraph.shown import visible
+
 # Task outcomes a reader must see first: the call did not do what was asked, or may not have.
 BAD = ("failed", "timeout", "refused", "interrupted")
 MARKS = {"ok": "✓", "skipped": "–", "interrupted": "?", "timeout": "◷"}
@@ -117,7 +119,7 @@ def html_page(report: Mapping[str, Any], sections: Mapping[str, str]) -> str:
 
 
 def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    return html.escape(visible(str(text)), quote=True)
 
 
 def round_seconds(rnd: Mapping[str, Any]) -> float:

@@ -193,6 +193,8 @@ def _check_find(args: Sequence[str], workspace: Workspace) -> None:
         index += 1
         if word in FIND_PATH_ARG or (NEWER_XY.fullmatch(word) and not word.endswith("t")):
             read_path(value, workspace, f"find {word}")
+        elif NEWER_XY.fullmatch(word):  # -newermt: a date string, whose TZ may name a file
+            _check_time_zone(value, f"find {word}")
 
 
 def _find_expression_start(word: str) -> bool:

@@ -30,7 +30,13 @@ TOP_FOLDERS = frozenset(
 )
 #: System trees no workspace lies in, at any depth: the system's programs and settings.
 SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32",
-                "/proc", "/run", "/sbin", "/sys", "/usr")  # fmt: skip
+                "/proc", "/run", "/sbin", "/sys", "/usr", "/var/spool", "/var/log",
+                "/var/lib/dpkg", "/var/lib/apt", "/var/lib/systemd")  # fmt: skip
+#: Folders inside those trees that hold people's projects: the source folder Docker images
+#: work in (WORKDIR /usr/src/app), a removable drive's mount point.
+PROJECT_TREES = ("/usr/src", "/usr/local/src", "/run/media", "/media")
+#: A home's dot-folders that hold no settings (a server's per-thread workspaces lie in one).
+CACHE_FOLDERS = frozenset({".cache"})
 #: Modules Python imports at its start from any folder on its path.
 STARTUP_MODULES = ("sitecustomize", "usercustomize")
 #: The least uid of a person's account (Debian's and Fedora's UID_MIN); root's home counts too.
@@ -48,11 +54,23 @@ def workspace_refusal(root: Path) -> str | None:
     hint = "; give the run a project folder as its workspace (--workspace, Context(workspace=...))"
     if text in TOP_FOLDERS:
         return f"the workspace {text!r} is a system folder{hint}"
+    within_project_tree = any(text.startswith(t + "/") for t in PROJECT_TREES)
     for system in SYSTEM_TREES:
-        if text.startswith(system + "/"):
+        if (text == system or text.startswith(system + "/")) and not within_project_tree:
             return f"the workspace {text!r} lies inside the system folder {system}{hint}"
-    if root in home_folders():
+    homes = home_folders()
+    if root in homes:
         return f"the workspace {text!r} is a home folder{hint}"
+    for home in homes:
+        inside = root.relative_to(home).parts if root.is_relative_to(home) else ("",)
+        if inside[0].startswith(".") and inside[0] not in CACHE_FOLDERS:
+            setting = home / inside[0]
+            return f"the workspace {text!r} lies in {setting}, a home's settings{hint}"
+    if _laid_out_as_repository(root):
+        return (
+            f"the workspace {text!r} is a git repository's own folder (HEAD, objects, refs), "
+            f"whose config git runs{hint}"
+        )
     for tree in guarded_trees():
         if root == tree or root.is_relative_to(tree):
             return (
@@ -65,8 +83,9 @@ def workspace_refusal(root: Path) -> str | None:
 def guarded_reason(path: Path) -> str | None:
     """Why the file tools may not write ``path`` (resolved), or None when they may.
 
-    It may not lie in one of the `guarded_trees`, nor be a `STARTUP_MODULES` module (a file or
-    a package) in a folder on the interpreter's path.
+    It may not lie in one of the `guarded_trees`, nor be a `STARTUP_MODULES` module (a file
+    of any suffix, ``.py``, ``.pyc``, ``.so``..., or a package) in a folder on the
+    interpreter's path.
     """
     for tree in guarded_trees():
         if path == tree or path.is_relative_to(tree):
@@ -74,7 +93,7 @@ def guarded_reason(path: Path) -> str | None:
     for folder in startup_folders():
         if path.parent == folder or path.parent.parent == folder:
             name = path.name if path.parent == folder else path.parent.name
-            if name.removesuffix(".py") in STARTUP_MODULES:
+            if name.split(".")[0] in STARTUP_MODULES:
                 return (
                     f"Python runs {name} at every start from {folder}, which is on its path; "
                     "it is never written"
@@ -87,6 +106,26 @@ def guarded_within(root: Path) -> list[Path]:
     inside = [t for t in guarded_trees() if t != root and t.is_relative_to(root)]
     outermost = [t for t in inside if not any(t != o and t.is_relative_to(o) for o in inside)]
     return sorted(outermost)
+
+
+def startup_modules(root: Path) -> list[Path]:
+    """The startup modules that are in the workspace's folders on the path, of any suffix."""
+    found = []
+    for folder in startup_folders():
+        if folder == root or folder.is_relative_to(root):
+            for name in STARTUP_MODULES:
+                found += [p for p in folder.glob(f"{name}*") if p.name.split(".")[0] == name]
+    return found
+
+
+def _laid_out_as_repository(root: Path) -> bool:
+    """Whether ``root`` itself is laid out as git reads a repository (`git_layout`)."""
+    from phasegraph.tools.git_layout import holds_layout
+
+    try:
+        return holds_layout({name.casefold() for name in os.listdir(root)})
+    except OSError:
+        return False
 
 
 def startup_files_within(root: Path) -> list[Path]:

@@ -123,8 +123,10 @@ def pids_cgroup(limit: int) -> Iterator[Path | None]:
 def _take(parent: Path) -> Path | None:
     """A cgroup no command runs in: one kept from before, or a new one."""
     with _lock:
-        if _free:
-            return _free.pop()
+        for folder in _free:
+            if _empty(folder):  # a command's processes may die a moment after its end
+                _free.remove(folder)
+                return folder
         if not _made:
             atexit.register(_remove_all)
             _remove_stale(parent)
@@ -135,6 +137,14 @@ def _take(parent: Path) -> Path | None:
             return None
         _made.append(folder)
         return folder
+
+
+def _empty(folder: Path) -> bool:
+    """Whether no process is left in a cgroup."""
+    try:
+        return (folder / "pids.current").read_text().strip() == "0"
+    except OSError:
+        return False
 
 
 def _remove_all() -> None:

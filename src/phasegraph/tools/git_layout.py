@@ -1,8 +1,9 @@
 """What git reads as a repository, so that no tool or command plants one (SPEC section 5).
 
-Git takes a folder for a repository when it holds ``HEAD``, ``objects`` and ``refs`` (its
-``is_git_directory``; a bare repository is found this way, by any git command run inside it),
-and it follows a ``.git`` entry, a folder or a file naming one. A repository's ``config`` names
+Git takes a folder for a repository when it holds ``HEAD`` and either ``objects`` and ``refs``
+or a ``commondir`` file naming the folder that holds them (its ``is_git_directory``: a bare
+repository, or a worktree's, is found this way by any git command run inside it), and it
+follows a ``.git`` entry, a folder or a file naming one. A repository's ``config`` names
 programs git runs (``core.pager``, ``core.fsmonitor``, ``core.sshCommand``, aliases) and its
 ``hooks`` run on commits: one laid out in the workspace runs code on the host at the user's
 next git command there. Both shapes are recognised by their entries, whatever the folder is
@@ -19,22 +20,23 @@ from phasegraph.tools.tree import DirOpener, walk_tree
 
 #: The entry git follows into a repository from the folder that holds it.
 GIT_ENTRY = ".git"
-#: The entries that make a folder a repository to git, case-folded.
-LAYOUT = frozenset({"head", "objects", "refs"})
+#: The entries that make a folder a repository to git, case-folded: HEAD, and objects and refs
+#: or a commondir that names where they are.
+LAYOUT = frozenset({"head", "objects", "refs", "commondir"})
 #: How many entries a scan looks at before it gives up (and the command is refused).
 SCAN_ENTRIES = 200_000
 
 
 def holds_layout(names: set[str]) -> bool:
     """Whether a folder with these entry names (case-folded) is a repository to git."""
-    return LAYOUT <= names
+    return "head" in names and ("commondir" in names or {"objects", "refs"} <= names)
 
 
 def write_refusal(root: Path, parts: tuple[str, ...]) -> str | None:
     """Why a file at ``parts`` under ``root`` may not be written: it would be git's, or None.
 
-    Refused: a path through a ``.git`` entry, and one that leaves a folder on its way
-    (the root included) holding ``HEAD``, ``objects`` and ``refs``, or already in one.
+    Refused: a path through a ``.git`` entry, and one that leaves a folder on its way (the
+    root included) laid out as git reads a repository (`holds_layout`), or already in one.
     """
     for index, name in enumerate(parts):
         if name.casefold() == GIT_ENTRY:
@@ -44,8 +46,8 @@ def write_refusal(root: Path, parts: tuple[str, ...]) -> str | None:
         if holds_layout(present):
             where = "/".join(parts[:index]) or "the workspace root"
             return (
-                f"{where} would hold HEAD, objects and refs, which git reads as a repository "
-                "(whose config names programs git runs); it is never written"
+                f"{where} would hold HEAD with objects and refs (or a commondir), which git reads "
+                "as a repository (whose config names programs git runs); it is never written"
             )
     return None
 
@@ -66,13 +68,15 @@ def scan(root: Path, open_dir: DirOpener, *, limit: int | None = None) -> Scan:
     """Every ``.git`` entry and every folder laid out as a repository under ``root``.
 
     Nothing is skipped (git reads any folder a user goes into), and nothing is entered
-    through a symlink. Past ``limit`` entries (`SCAN_ENTRIES`) the scan stops, `Scan.complete`
-    False.
+    through a symlink; a ``.git`` that is a symlink is found as ``.git@``, so one a command
+    replaces by a folder is found anew. Past ``limit`` entries (`SCAN_ENTRIES`), or where a
+    folder cannot be opened or listed (its mode), the scan is not `Scan.complete`.
     """
     limit = SCAN_ENTRIES if limit is None else limit
     found: set[str] = set()
     seen = 0
-    for folder in walk_tree(root, (), open_dir, skip=()):
+    unread: list[tuple[str, ...]] = []
+    for folder in walk_tree(root, (), open_dir, skip=(), on_error=unread.append):
         names = folder.dirs + folder.others
         seen += len(names)
         if seen > limit:
@@ -82,6 +86,10 @@ def scan(root: Path, open_dir: DirOpener, *, limit: int | None = None) -> Scan:
         if holds_layout(folded):
             found.add(here or ".")
             folder.dirs.clear()  # git's already: what is inside is its, not entered
-        found.update(f"{here}/{n}" if here else n for n in names if n.casefold() == GIT_ENTRY)
+        found.update(
+            (f"{here}/{n}" if here else n) + ("@" if n in folder.links else "")
+            for n in names
+            if n.casefold() == GIT_ENTRY
+        )
         folder.dirs[:] = [n for n in folder.dirs if n.casefold() != GIT_ENTRY]
-    return Scan(frozenset(found), True)
+    return Scan(frozenset(found), not unread)

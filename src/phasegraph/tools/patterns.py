@@ -26,6 +26,15 @@ def unrolled_size(pattern: str) -> int:
     largest count; ``*``, ``+`` and ``?`` do not unroll. A pattern this reading cannot follow
     (an unbalanced group) is measured as far as it goes: the compiler refuses it anyway.
     """
+    stripped = _without_comments(pattern)
+    if stripped != pattern:
+        # a comment may hide a repeat (a '[' in it), or what looks like one may be none (a '#'
+        # in a class, in verbose mode): the larger reading is the one that cannot be fooled
+        return max(_size(stripped), _size(pattern))
+    return _size(pattern)
+
+
+def _size(pattern: str) -> int:
     stack: list[int] = [0]  # the size of each open group's contents so far
     last = 0  # the size of the last atom or group, which a repeat applies to
     index = 0
@@ -62,6 +71,22 @@ def unrolled_size(pattern: str) -> int:
             stack[-1] += 1
         index += 1
     return sum(stack)
+
+
+_INLINE_COMMENT = re.compile(r"\(\?#[^)]*\)")
+_VERBOSE = re.compile(r"\(\?[a-zA-Z]*x")
+_VERBOSE_COMMENT = re.compile(r"(?<!\\)#[^\n]*")
+
+
+def _without_comments(pattern: str) -> str:
+    """``pattern`` without what reads as its comments (the compiler skips them).
+
+    ``(?#...)``, and ``#...`` to the line's end in verbose mode.
+    """
+    pattern = _INLINE_COMMENT.sub("", pattern)
+    if _VERBOSE.search(pattern):
+        pattern = _VERBOSE_COMMENT.sub("", pattern)
+    return pattern
 
 
 def _after_escape(pattern: str, index: int) -> int:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
-import shutil
 import stat
 import tempfile
 from collections.abc import Iterator
@@ -30,11 +29,10 @@ from pathlib import Path, PurePosixPath
 
 from phasegraph.tools import processes
 from phasegraph.tools.argv_rules import confined_by_checks
-from phasegraph.tools.boundary import startup_files_within
 from phasegraph.tools.cgroups import joined, pids_cgroup
 from phasegraph.tools.command_line import CommandLineError, Stage, parse
 from phasegraph.tools.commands import CommandSettings, check_argv, scrubbed_environment
-from phasegraph.tools.git_layout import scan
+from phasegraph.tools.planted import git_before, take_away
 from phasegraph.tools.processes import collect, limited, start
 from phasegraph.tools.sandbox import (
     SandboxUnavailable,
@@ -44,12 +42,12 @@ from phasegraph.tools.sandbox import (
     sandbox_argv,
     sandbox_environment,
     seccomp_fd,
-    undo_created,
 )
 from phasegraph.tools.workspace import Workspace, WorkspaceError, open_in
 
-#: The most files one pattern may expand to.
+#: The most files one pattern may expand to, and the most arguments a command's programs take.
 MAX_EXPANDED = 1000
+MAX_ARGUMENTS = 4000
 #: The exit status of a program killed by SIGXFSZ, as bubblewrap reports it, and as Python does.
 FILE_CAP_STATUSES = (128 + 25, -25)
 DEV_NULL = "/dev/null"
@@ -57,10 +55,16 @@ DEV_NULL = "/dev/null"
 
 @dataclass(frozen=True)
 class CommandResult:
-    """What a command printed (its exit code first) and the files it wrote."""
+    """What a command printed (its exit code first), the files it wrote, its programs' output.
+
+    ``output``: what its programs printed, and ``whole``: whether all of it is kept (the output
+    cap cut none): the value a later task may take (``$id``).
+    """
 
     text: str
     written: tuple[str, ...] = ()
+    output: str = ""
+    whole: bool = True
 
 
 @dataclass
@@ -88,12 +92,14 @@ def execute_command(
     planned = plan_command(command, settings, workspace)
     root = workspace.real_root
     free = [argv[0] for argv in planned.argvs if not confined_by_checks(argv[0])]
-    before = _git_before(root, workspace, free)
+    if planned.writes:  # the files a line writes together may lay out what none does alone
+        free.append("a command line that writes files")
+    before = git_before(root, workspace, free)
     absent = absent_protected(root) if settings.sandbox == "os" else []
     try:
         with contextlib.ExitStack() as stack:
             files = _Files(workspace, planned, stack)
-            codes, text, stopped = _launch(planned, files, root, settings, before, stack)
+            codes, text, stopped, whole = _launch(planned, files, root, settings, before, stack)
             if not stopped and any(code in FILE_CAP_STATUSES for code in codes):
                 stopped = (
                     f"[stopped: a program wrote a file past the {settings.max_file_mb} MB cap "
@@ -103,12 +109,16 @@ def execute_command(
                 raise WorkspaceError(f"{stopped}\n{text}".rstrip() + _unwritten(planned))
             written = files.keep()
     finally:
-        _take_away(root, workspace, absent, before)
+        take_away(root, workspace, absent, before)
     head = f"exit code: {codes[-1]}"
     if len(codes) > 1 and any(codes[:-1]):
         head += f" (each program's: {' '.join(map(str, codes))})"
-    notes = "".join(f"\n[wrote {size} bytes to {rel}]" for rel, size in written)
-    return CommandResult(f"{head}\n{text}{notes}", tuple(rel for rel, _ in written))
+    body = f"{head}\n{text}"
+    if written:
+        notes = "\n".join(f"[wrote {size} bytes to {rel}]" for rel, size in written)
+        body = f"{body.rstrip()}\n{notes}"
+    names = tuple(rel for rel, _ in written)
+    return CommandResult(body, names, text, whole)
 
 
 def plan_command(
@@ -126,8 +136,13 @@ def plan_command(
     else:
         raise WorkspaceError('give the command as a line ("sort a.txt > b.txt") or an argv list')
     planned = Planned([check_argv(argv, settings, workspace) for argv in argvs], stages)
+    if sum(len(argv) for argv in planned.argvs) > MAX_ARGUMENTS:
+        raise WorkspaceError(
+            f"the command has more than {MAX_ARGUMENTS} arguments (patterns expanded); narrow "
+            "its patterns"
+        )
     first, last = stages[0], stages[-1]
-    if first.stdin is not None:
+    if first.stdin is not None and first.stdin != DEV_NULL:
         planned.reads = workspace.relative(first.stdin)
     if last.stdout is not None and last.stdout != DEV_NULL:
         planned.writes["out"] = (workspace.relative(last.stdout, for_write=True), last.append)
@@ -243,8 +258,8 @@ def _launch(
     settings: CommandSettings,
     before: frozenset[str] | None,
     stack: contextlib.ExitStack,
-) -> tuple[list[int], str, str]:
-    """Start the command's programs, sandboxed or not, and wait for them."""
+) -> tuple[list[int], str, str, bool]:
+    """Start the command's programs, sandboxed or not, and wait for them (`collect`)."""
     env = scrubbed_environment()
     stderr: list[int | str | None] = []
     for index, stage in enumerate(planned.stages):
@@ -278,8 +293,12 @@ def _launch(
             env["TMPDIR"] = private  # a program's temporary files go with the call
             launched = [limited(argv, env, settings.limits) for argv in argvs]
             argvs, first = [a for a, _ in launched], launched[0][1]
-        procs = stack.enter_context(pids_cgroup(settings.max_processes))
-        if procs is not None:  # root, whom RLIMIT_NPROC does not bound: a pids cgroup does
+        # root, whom RLIMIT_NPROC does not bound: a pids cgroup does, for a program that may
+        # start others (a program the checks confine starts none); it costs a sandboxed
+        # command about 12 ms (docs/sandbox.md)
+        confined = all(confined_by_checks(argv[0]) for argv in planned.argvs)
+        procs = stack.enter_context(pids_cgroup(0 if confined else settings.max_processes))
+        if procs is not None:
             argvs = [joined(procs, argv) for argv in argvs]
         started = start(
             argvs, cwd=str(root), env=env, stdin=files.stdin, stdout=stdout, stderr=stderr,
@@ -302,65 +321,3 @@ def _inside_limits(settings: CommandSettings) -> list[str]:
         return []
     inside = resolve_program("prlimit")
     return [inside, *options, "--"]
-
-
-def _git_before(root: Path, workspace: Workspace, free: list[str]) -> frozenset[str] | None:
-    """The git metadata in the workspace before a command whose programs may write anywhere.
-
-    None when every program is confined by the argument checks (it writes nothing); a tree too
-    large to scan whole refuses the command: what it lays out could not be found after.
-    """
-    if not free:
-        return None
-    found = scan(root, workspace.directory)
-    if not found.complete:
-        raise WorkspaceError(
-            f"{', '.join(sorted(set(free)))} may write anywhere in the workspace, and it holds "
-            "too many entries to check afterwards for git metadata laid out by the command; "
-            "the command is refused (work in a smaller folder, or use programs the argument "
-            "checks know)"
-        )
-    return found.found | _startup_modules(root)
-
-
-def _startup_modules(root: Path) -> frozenset[str]:
-    """The Python startup modules in the workspace (`boundary.startup_files_within`)."""
-    return frozenset(
-        str(path.relative_to(root)) for path in startup_files_within(root) if os.path.lexists(path)
-    )
-
-
-def _take_away(
-    root: Path, workspace: Workspace, absent: list[str], before: frozenset[str] | None
-) -> None:
-    """Remove what the command made of git metadata and startup modules; fail saying what."""
-    undone = [f"{n}/" for n in undo_created(root, absent)] if absent else []
-    if before is not None:
-        after = scan(root, workspace.directory)
-        for rel in sorted((after.found | _startup_modules(root)) - before):
-            _remove(root / rel, root)
-            undone.append(rel)
-    if undone:
-        raise WorkspaceError(
-            f"the command made {', '.join(undone)}, which git would read as a repository or "
-            "commands may not write; it was taken away"
-        )
-
-
-def _remove(path: Path, root: Path) -> None:
-    """Take a planted repository away: its ``HEAD`` first (no longer one), then the rest.
-
-    A folder is renamed out of its name first (``.git`` is followed by name), then removed
-    as far as it can be.
-    """
-    with contextlib.suppress(OSError):
-        if not path.is_dir() or path.is_symlink():
-            path.unlink()
-            return
-        for name in os.listdir(path):
-            if name.casefold() == "head":
-                (path / name).unlink()
-        if path != root:
-            aside = path.with_name(f".removed-by-phasegraph-{os.urandom(4).hex()}")
-            os.replace(path, aside)
-            shutil.rmtree(aside, ignore_errors=True)

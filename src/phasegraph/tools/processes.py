@@ -173,10 +173,13 @@ def stop(started: Started) -> None:
         process.wait()
 
 
-def collect(started: Started, timeout_s: float, max_chars: int) -> tuple[list[int], str, str]:
-    """Wait for the command: each stage's exit code, its capped output, why it was stopped.
+def collect(
+    started: Started, timeout_s: float, max_chars: int
+) -> tuple[list[int], str, str, bool]:
+    """Wait for the command: exit codes, capped output, why it was stopped, whether all is kept.
 
-    The reason is "" when the command ended by itself; the processes are gone on return.
+    Each stage's exit code; the reason is "" when the command ended by itself; the output is
+    whole unless the cap cut it. The processes are gone on return.
     """
     buffer = CappedBuffer(max_chars)
     reader = threading.Thread(target=buffer.drain, args=(started.output,), daemon=True)
@@ -204,7 +207,8 @@ def collect(started: Started, timeout_s: float, max_chars: int) -> tuple[list[in
     stop(started)  # also after a normal exit: a background child must not outlive the call
     reader.join(timeout=5)
     os.close(started.output)
-    return [p.returncode for p in started.processes], buffer.text(), stopped
+    whole = buffer.total <= len(buffer.head)
+    return [p.returncode for p in started.processes], buffer.text(), stopped, whole
 
 
 class CappedBuffer:

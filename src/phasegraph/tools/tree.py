@@ -44,6 +44,7 @@ def walk_tree(
     *,
     skip: Collection[str] = SKIPPED_DIRS,
     check: Callable[[], None] | None = None,
+    on_error: Callable[[tuple[str, ...]], None] | None = None,
 ) -> Iterator[Folder]:
     """Each `Folder` from ``start`` (names under ``root``) down, top first, entries sorted.
 
@@ -55,11 +56,14 @@ def walk_tree(
     left out. ``check`` is called before each folder is listed: it raises to stop the walk
     (a deadline, a call given up on). A caller may take names out of a folder's ``dirs``
     while it is at that folder, as with ``os.walk``: those folders are not entered.
+    ``on_error`` is told each folder (its names) that could not be opened or listed.
     """
     try:
         with open_dir(start) as opened:
             fd = os.dup(opened)
     except (OSError, ValueError):  # gone, swapped for a link: a WorkspaceError is one
+        if on_error is not None:
+            on_error(start)
         return
     parts = start
     frames: list[tuple[tuple[str, ...], Iterator[str], tuple[int, int]]] = []
@@ -67,7 +71,7 @@ def walk_tree(
         while True:
             if check is not None:
                 check()
-            folder = _listed(root, parts, fd, skip)
+            folder = _listed(root, parts, fd, skip, on_error)
             yield folder
             frames.append((parts, iter(folder.dirs), _identity(fd)))
             while True:
@@ -77,6 +81,8 @@ def walk_tree(
                     try:
                         child = os.open(name, DIR_FLAGS, dir_fd=fd)
                     except OSError:
+                        if on_error is not None:
+                            on_error((*above, name))
                         continue
                     os.close(fd)
                     fd, parts = child, (*above, name)
@@ -94,12 +100,20 @@ def walk_tree(
         os.close(fd)
 
 
-def _listed(root: Path, parts: tuple[str, ...], fd: int, skip: Collection[str]) -> Folder:
+def _listed(
+    root: Path,
+    parts: tuple[str, ...],
+    fd: int,
+    skip: Collection[str],
+    on_error: Callable[[tuple[str, ...]], None] | None,
+) -> Folder:
     try:
         with os.scandir(fd) as listing:
             entries = sorted(listing, key=lambda e: e.name)
     except OSError:
         entries = []
+        if on_error is not None:
+            on_error(parts)
     dirs, others, links = [], [], set()
     for entry in entries:
         try:

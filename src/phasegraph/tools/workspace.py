@@ -111,6 +111,8 @@ class Workspace:
                 raise WorkspaceError(f"{path!r} is inside {protected[0]}/, which is never written")
             if not parts:
                 raise WorkspaceError("the workspace root itself is not a file")
+            if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in text):
+                raise WorkspaceError(f"{path!r}: a file name may not hold control characters")
             if why := write_refusal(root, parts) or guarded_reason(resolved):
                 raise WorkspaceError(f"{path!r}: {why}")
         return PurePosixPath(*parts) if parts else PurePosixPath(".")
@@ -235,6 +237,16 @@ class Workspace:
         Any part of a larger file can be read: the lines before ``start_line`` are skipped, not
         kept, and when the cap stops a read its note names the ``start_line`` that reads on.
         """
+        text, notes, _whole = self.read_text(path, start_line, end_line)
+        return text + "".join(f"\n[{n}]" for n in notes)
+
+    def read_text(
+        self, path: str, start_line: int | None = None, end_line: int | None = None
+    ) -> tuple[str, list[str], bool]:
+        """What `read_file` shows: the text, its notes, and whether the text is all it asked.
+
+        Not whole: the read cap stopped it, the file is binary or not UTF-8.
+        """
         rel = self.relative(path)
         if start_line is not None and start_line < 1:
             raise WorkspaceError("start_line counts from 1")
@@ -244,7 +256,7 @@ class Workspace:
         with os.fdopen(self.open_file(rel), "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
             if b"\x00" in handle.read(BINARY_SNIFF_BYTES):
-                return f"{rel} is a binary file ({size} bytes); it is not shown"
+                return f"{rel} is a binary file ({size} bytes); it is not shown", [], False
             handle.seek(0)
             part = lines_of(handle, first, end_line, self.max_read_bytes)
         text, note = decode(part.data)
@@ -258,7 +270,7 @@ class Workspace:
         elif start_line or end_line:
             total = f"of {part.total}" if part.total is not None else "; the file goes on"
             notes.append(f"{shown} {total}")
-        return text + "".join(f"\n[{n}]" for n in notes)
+        return text, notes, not part.capped and not note
 
     def write_file(self, path: str, content: str) -> str:
         """Create or replace a file with ``content``."""

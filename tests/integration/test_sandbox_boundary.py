@@ -221,7 +221,8 @@ def test_a_command_run_as_root_runs_at_most_its_processes_at_once(tmp_path: Path
     out = run_command(["python3", "bomb.py"], workspace=Workspace(str(root)), settings=settings)
     assert "stopped at" in out and "Resource temporarily unavailable" in out, out
     assert 10 <= int(out.split("stopped at ")[1].split()[0]) < 20, out
-    assert not [p for p in cgroups.pids_parent().iterdir() if p.name.startswith("phasegraph-")]
+    ours = [p for p in cgroups.pids_parent().iterdir() if p.name.startswith("phasegraph-")]
+    assert all(p.name.startswith(f"phasegraph-{os.getpid()}-") for p in ours)  # kept till exit
 
 
 def test_a_command_runs_at_most_its_processes_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -292,3 +293,126 @@ def test_ordinary_commands_and_their_files_still_work(tmp_path: Path) -> None:
                       settings=settings)  # fmt: skip
     assert out.startswith("exit code: 0") and (root / "out.txt").read_text() == "hi"
     assert boundary.workspace_refusal(root) is None
+
+
+def test_a_repository_laid_out_by_one_line_of_default_programs_is_taken_away(
+    tmp_path: Path,
+) -> None:
+    # each redirection alone lays out nothing; together they make HEAD, objects and refs
+    root = tmp_path / "ws"
+    root.mkdir()
+    space = Workspace(str(root))
+    space.write_file("a/config", '[core]\n\tpager = "touch PWNED; cat"\n')
+    line = "echo ref: refs/heads/main 2> a/refs/r | cat 2> a/objects/o > a/HEAD"
+    with pytest.raises(WorkspaceError, match="made a, which git would read as a repository"):
+        run_command(line, workspace=space, settings=CommandSettings())
+    assert not (root / "a" / "HEAD").exists()
+
+
+def test_a_worktree_layout_with_a_commondir_is_git_metadata_too(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    space = Workspace(str(root))
+    for path in ("c/objects/x", "c/refs/x", "c/config"):
+        space.write_file(path, "x\n")
+    space.write_file("w/commondir", "../c\n")
+    with pytest.raises(WorkspaceError, match="git reads as a repository"):
+        space.write_file("w/HEAD", "ref: refs/heads/main\n")
+    script = "import os\nos.makedirs('v'); open('v/HEAD','w').write('ref: refs/heads/m\\n')\n"
+    (root / "p.py").write_text(script + "open('v/commondir','w').write('../c\\n')\n")
+    with pytest.raises(WorkspaceError, match="made v, which git would read"):
+        run_command(["python3", "p.py"], workspace=space, settings=CommandSettings(
+            allowed=("python3",)))  # fmt: skip
+
+
+def test_a_startup_module_of_any_suffix_is_refused_and_taken_away(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    monkeypatch.setattr(boundary, "startup_folders", lambda: (root / "src",))
+    space = Workspace(str(root))
+    with pytest.raises(WorkspaceError, match="Python runs sitecustomize.pyc at every start"):
+        run_command("echo x > src/sitecustomize.pyc", workspace=space, settings=CommandSettings())
+    (root / "p.py").write_text("open('src/usercustomize.cpython-311-x86_64-linux-gnu.so', 'w')\n")
+    with pytest.raises(WorkspaceError, match="usercustomize"):
+        run_command(["python3", "p.py"], workspace=space,
+                    settings=CommandSettings(allowed=("python3",)))  # fmt: skip
+    assert sorted(p.name for p in (root / "src").iterdir()) == []
+
+
+def test_a_git_link_a_command_replaces_by_a_folder_is_taken_away(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    (tmp_path / "elsewhere").mkdir()
+    root.mkdir()
+    os.symlink(tmp_path / "elsewhere", root / ".git")
+    (root / "p.py").write_text(
+        "import os\nos.remove('.git'); os.makedirs('.git/objects'); os.makedirs('.git/refs')\n"
+        "open('.git/HEAD', 'w').write('ref: refs/heads/m\\n')\n"
+    )
+    with pytest.raises(WorkspaceError, match=r"made \.git"):
+        run_command(["python3", "p.py"], workspace=Workspace(str(root)),
+                    settings=CommandSettings(allowed=("python3",)))  # fmt: skip
+    assert not (root / ".git").exists()
+
+
+def test_a_folder_the_scan_cannot_read_fails_it_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a command run as an ordinary user may chmod 111 a folder it laid a repository in
+    from phasegraph.tools import tree
+
+    root = tmp_path / "ws"
+    (root / "d").mkdir(parents=True)
+    real = os.open
+
+    def unreadable(path: object, *args: object, **kwargs: object) -> int:
+        if path == "d":
+            raise PermissionError(13, "Permission denied")
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tree.os, "open", unreadable)
+    assert not git_layout.scan(root, Workspace(str(root)).directory).complete
+
+
+def test_the_arguments_patterns_expand_to_are_bounded(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    for i in range(50):
+        (root / f"f{i}.txt").write_text("x")
+    line = "cat " + " ".join(["*.txt"] * 100)
+    with pytest.raises(WorkspaceError, match="more than 4000 arguments"):
+        run_command(line, workspace=Workspace(str(root)), settings=CommandSettings())
+    assert run_command("wc -l < /dev/null", workspace=Workspace(str(root)),
+                       settings=CommandSettings()) == "exit code: 0\n0\n"  # fmt: skip
+
+
+def test_find_newer_than_a_date_naming_a_file_outside_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    with pytest.raises(WorkspaceError, match="TZ"):
+        run_command(["find", ".", "-newermt", 'TZ="/outside/fifo" 2020-01-01'],
+                    workspace=Workspace(str(root)), settings=CommandSettings())  # fmt: skip
+
+
+def test_the_default_programs_make_content_from_files(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("pear\napple\nfig\n")
+    (root / "b.txt").write_text("apple\nfig\nkiwi\n")
+    (root / "t.csv").write_text("n,v\nx,3\ny,7\n")
+    space, settings = Workspace(str(root)), CommandSettings()
+    for line, want in [
+        ("tr a-z A-Z < a.txt", "PEAR\nAPPLE\nFIG\n"),
+        ("tac a.txt", "fig\napple\npear\n"),
+        ("nl -ba -s ': ' -w1 a.txt", "1: pear\n2: apple\n3: fig\n"),
+        ("paste -sd, a.txt", "pear,apple,fig\n"),
+        ("sort a.txt | comm -12 - b.txt", "apple\nfig\n"),
+        ("rev a.txt | head -1", "raep\n"),
+        ("seq 3", "1\n2\n3\n"),
+        ("awk -F, 'NR > 1 {s += $2} END {print s}' t.csv", "10\n"),
+        ("sed -n 2p a.txt", "apple\n"),
+    ]:
+        assert run_command(line, workspace=space, settings=settings) == f"exit code: 0\n{want}", line
+    with pytest.raises(WorkspaceError, match="sed"):  # interpreters: only inside the sandbox
+        run_command("sed -n 2p a.txt", workspace=space, settings=CommandSettings(sandbox="checks"))
