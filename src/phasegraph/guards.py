@@ -82,16 +82,6 @@ def nothing_succeeded(facts: RoundFacts) -> str | None:
 # -- for the built-in workspace tools ---------------------------------------------------------
 
 
-def copied_input(facts: RoundFacts) -> str | None:
-    """A written file holds an input's very text, and the request asks for no copy."""
-    if facts["copies"] and not facts["asks_for_copy"]:
-        copied = "; ".join(
-            f"{path} holds the same text as {source}" for path, source in facts["copies"].items()
-        )
-        return copied + ": copied, not made from it as the request asks"
-    return None
-
-
 def broken_format(facts: RoundFacts) -> str | None:
     """A file the run wrote no longer reads as its format (JSON, INI, TOML) by its own parser.
 
@@ -118,55 +108,8 @@ def files_unwritten(facts: RoundFacts) -> str | None:
     return None
 
 
-def unsourced_number(facts: RoundFacts) -> str | None:
-    """The last phase wrote a number no input or tool output shows, where a tool could show it."""
-    if facts["last_phase"] and facts["unsourced"] and facts["runners"]:
-        held = "; ".join(
-            f"{path} holds {value}, {prompts.UNSOURCED}"
-            for path, value in facts["unsourced"].items()
-        )
-        return held + prompts.GET_IT_FROM_A_TOOL.format(runner=facts["runners"][0])
-    return None
-
-
-def bare_name_for_path(facts: RoundFacts) -> str | None:
-    """The last phase wrote a file's bare name where the request asks for its path."""
-    if facts["last_phase"] and facts["misplaced"] and facts["asks_for_path"]:
-        held = "; ".join(
-            f"{path} holds {prompts.NOT_A_PATH.format(name=name, found=', '.join(found))}"
-            for path, (name, found) in facts["misplaced"].items()
-        )
-        return held + ": the request asks for a path"
-    return None
-
-
-def named_command_unrun(facts: RoundFacts) -> str | None:
-    """The last phase, and a program the request asks to run never ran, or fed no file."""
-    if not facts["last_phase"]:
-        return None
-    if facts["commands_unrun"]:
-        return (
-            "the request asks to run " + ", ".join(facts["commands_unrun"]) + ", and it never "
-            "ran (" + " or ".join(facts["runners"]) + "): what it reports is not known, so the "
-            "work is not done"
-        )
-    if facts["commands_unused"]:
-        return (
-            ", ".join(facts["commands_unused"]) + " ran, but no file the request writes was "
-            "written after it: what it reported is not in them, so the work is not done"
-        )
-    return None
-
-
 DEFAULT_GUARDS: tuple[Guard, ...] = (checks_fail, writes_never_ran, nothing_succeeded)
-WORKSPACE_GUARDS: tuple[Guard, ...] = (
-    broken_format,
-    copied_input,
-    files_unwritten,
-    unsourced_number,
-    bare_name_for_path,
-    named_command_unrun,
-)
+WORKSPACE_GUARDS: tuple[Guard, ...] = (broken_format, files_unwritten)
 
 
 def checked_guards(guards: Sequence[Guard]) -> tuple[Guard, ...]:

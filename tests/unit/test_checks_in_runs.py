@@ -9,22 +9,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph, resume
 from phasegraph.errors import CheckError
 from phasegraph.facts.checks import to_do
-from phasegraph.facts.evidence import copied_inputs
-from phasegraph.facts.files import describe_files, file_originals, fully_shown_files
-from phasegraph.facts.request import commands_named
+from phasegraph.facts.files import describe_files, file_originals
 from phasegraph.nodes.plan import plan_checks
 from phasegraph.report import render
-from phasegraph.tools.commands import DEFAULT_ALLOWED_COMMANDS
 
 from scripts import (
     ANALYSIS,
-    CONTINUE,
     SUMMARY,
     ToolLog,
     final_state,
@@ -129,8 +124,9 @@ def test_the_last_judge_is_shown_the_work_goal_and_the_lines_the_run_changed(
     assert "Goal of the whole work" not in first  # an earlier phase is judged by its own goal
     assert last.startswith(
         "Goal of the whole work, which this last phase finishes: Add timeout = 30 to [server] "
-        "in app.ini\nPhase goal: finish p2"
+        "in app.ini\nWhat the request requires: "
     )
+    assert "The work is done only when the files hold what these ask" in last
     assert (
         "since the run began: added lines '', '[timeout]', 'timeout = 30' after 'level = info'"
         in last
@@ -478,134 +474,6 @@ def test_a_file_the_analysis_says_the_request_changes_keeps_the_writing_tools(
     assert out["rounds"][0]["results"][0]["status"] == "refused"
 
 
-def test_a_write_planned_beside_a_read_waits_for_the_next_round(tmp_path: Path) -> None:
-    # its arguments were fixed before the read returned: small models wrote "0" to sum.txt
-    (tmp_path / "numbers.txt").write_text("1\n2\n")
-    blind = round_plan(
-        ("r", "read_file", {"path": "numbers.txt"}),
-        ("w", "write_file", {"path": "sum.txt", "content": "0"}),
-        ("e", "run_command", {"argv": ["true"]}),
-    )
-    # once the phase has read, a write beside another read runs: its plan had the output
-    seen = round_plan(
-        ("r2", "read_file", {"path": "numbers.txt"}),
-        ("w2", "write_file", {"path": "sum.txt", "content": "3"}),
-    )
-    steps = script(
-        request_analyser=[{**ANALYSIS, "task_type": "coding"}],  # may run commands
-        plan_tool_call=[blind, seen],
-        judge_tasks=[judgement("continue_phase", completed=False, rate=0.5), DONE],
-    )
-    out, _, model = start(tmp_path, steps, ["contains:sum.txt:3"])
-    first = {r["task_id"]: r for r in out["rounds"][0]["results"]}
-    assert first["r"]["status"] == "ok"
-    assert first["w"]["status"] == "skipped"
-    assert first["w"]["output"].startswith("not run: it was planned beside reads (r)")
-    assert first["e"]["status"] == "ok"  # a call that declares neither runs as planned
-    assert [r["status"] for r in out["rounds"][1]["results"]] == ["ok", "ok"]
-    assert (tmp_path / "sum.txt").read_text() == "3"
-    assert out["status"] == "completed"
-    # the next plan saw why, beside the read's output
-    later = model.calls_of("plan_tool_call")[1][-1].content
-    assert "not run: it was planned beside reads (r)" in later
-    assert 'w write_file({"path": "sum.txt"})' in later  # not its content: small models copy it
-
-
-def test_a_new_phase_holds_a_write_beside_a_read_the_run_made_before(tmp_path: Path) -> None:
-    # its plan's history is its own phase's: the earlier phase's output is not in it. Let
-    # through, such a write ended a held-back run `completed` over a failed checker (H8)
-    (tmp_path / "numbers.txt").write_text("1\n2\n")
-    read = round_plan(("r", "read_file", {"path": "numbers.txt"}))
-    both = round_plan(
-        ("r2", "read_file", {"path": "numbers.txt"}),
-        ("w", "write_file", {"path": "sum.txt", "content": "3"}),
-    )
-    steps = script(
-        request_analyser=[{**ANALYSIS, "task_type": "coding"}],
-        phase_planner=[phases("p1", "p2")],
-        plan_tool_call=[read, both],
-        judge_tasks=[DONE, DONE],
-    )
-    out, _, _ = start(tmp_path, steps)
-    assert [r["phase_id"] for r in out["rounds"]][:2] == ["p1", "p2"]
-    assert [r["status"] for r in out["rounds"][1]["results"]] == ["ok", "skipped"]
-
-
-def test_a_write_beside_a_read_waits_even_when_the_prompt_showed_the_file_whole(
-    tmp_path: Path,
-) -> None:
-    # let through, the 1.5B model wrote 100 as the sum of 17, 25 and 8 beside reading them,
-    # though its prompt had shown numbers.txt whole, and its judge called it done
-    (tmp_path / "numbers.txt").write_text("17\n25\n8\n")
-    guess = round_plan(
-        ("r", "read_file", {"path": "numbers.txt"}),
-        ("w", "write_file", {"path": "sum.txt", "content": "100"}),
-    )
-    steps = script(plan_tool_call=[guess], judge_tasks=[DONE])
-    request = "Read numbers.txt and write their sum to sum.txt."
-    out, _, model = start(tmp_path, steps, request=request)
-    assert "numbers.txt (8 bytes, now '17\\n25\\n8\\n')" in (
-        model.calls_of("plan_tool_call")[0][-1].content
-    )
-    assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "skipped"]
-    # without read_file no prompt shows a file's text, so none counts as shown
-    assert fully_shown_files(request, Context(workspace=str(tmp_path)), {}) == []
-
-
-def test_a_write_beside_a_listing_the_prompt_showed_whole_runs(tmp_path: Path) -> None:
-    # held, the 1.5B model's write of the three names to files.md, planned beside a listing
-    # whose names its prompt already had, waited in two phases running until the budget ran out
-    for name in ("notes.txt", "todo.txt", "plan.md"):
-        (tmp_path / name).write_text("x\n")
-    listed = round_plan(
-        ("l", "list_files", {"path": "."}),
-        ("w", "write_file", {"path": "files.md", "content": "notes.txt\ntodo.txt\nplan.md"}),
-    )
-    steps = script(plan_tool_call=[listed], judge_tasks=[DONE])
-    request = "List the files in this folder and write their names to files.md."
-    out, _, model = start(tmp_path, steps, request=request)
-    prompt = model.calls_of("plan_tool_call")[0][-1].content
-    assert "Files in the workspace now (listed by code): notes.txt, plan.md, todo.txt" in prompt
-    assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "ok"]
-    assert out["status"] == "completed"
-    # a workspace too large for the prompt to list whole: the listing holds the write back
-    for n in range(40):
-        (tmp_path / f"more{n}.txt").write_text("x\n")
-    (tmp_path / "files.md").unlink()
-    out, _, _ = start(tmp_path, steps, request=request)
-    assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "skipped"]
-
-
-def test_a_read_of_the_file_a_write_makes_holds_nothing_back(tmp_path: Path) -> None:
-    # with caller checks, the 1.5B model planned a read of files.md (not there yet) beside the
-    # listing and its write, the write depending on that read: held, then skipped for the
-    # read's failure round after round, files.md was never written
-    for name in ("notes.txt", "todo.txt"):
-        (tmp_path / name).write_text("x\n")
-    names = {"path": "files.md", "content": "notes.txt\ntodo.txt"}
-    planned = round_plan(
-        ("l", "list_files", {"path": "."}),
-        ("r", "read_file", {"path": "files.md"}),
-        ("w", "write_file", names),
-    )
-    planned["tasks"][2]["depends_on"] = ["r"]
-    steps = script(plan_tool_call=[planned], judge_tasks=[DONE])
-    request = "List the files in this folder and write their names to files.md."
-    out, _, _ = start(tmp_path, steps, request=request)
-    assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "failed", "ok"]
-    assert (tmp_path / "files.md").read_text() == "notes.txt\ntodo.txt"
-    # a failed read of another missing file still stops the write that needs it
-    (tmp_path / "files.md").unlink()
-    planned["tasks"][1]["arguments"] = {"path": "names.txt"}
-    steps = script(plan_tool_call=[planned], judge_tasks=[DONE])
-    out, _, _ = start(tmp_path, steps, request=request)
-    assert [r["status"] for r in out["rounds"][0]["results"]] == ["ok", "failed", "skipped"]
-    # and a read of a file that is there holds the write back, as before
-    (tmp_path / "names.txt").write_text("x\n")
-    out, _, _ = start(tmp_path, steps, request=request)
-    assert out["rounds"][0]["results"][2]["output"].startswith("not run: it was planned beside")
-
-
 def test_the_analysis_is_told_which_named_files_are_not_there_yet(tmp_path: Path) -> None:
     (tmp_path / "numbers.txt").write_text("1\n")
     request = "Read numbers.txt and write their sum to sum.txt (see https://example.org/a.html)."
@@ -727,13 +595,14 @@ def test_plans_and_judges_are_shown_the_files_the_request_names_as_they_are(
 def test_a_judge_that_calls_a_phase_done_when_its_writes_never_ran_is_overruled(
     tmp_path: Path,
 ) -> None:
-    # the 1.5B model planned its edit beside a read; the edit was skipped, no file changed,
-    # and its judge gave 1.0, "the phase goal was met"
+    # the 1.5B model planned its edit after a read that failed; the edit was skipped, no file
+    # changed, and its judge gave 1.0, "the phase goal was met"
     (tmp_path / "app.ini").write_text("[server]\nport = 80\n")
     blind = round_plan(
-        ("r", "read_file", {"path": "app.ini"}),
+        ("r", "read_file", {"path": "app.cfg"}),
         ("w", "write_file", {"path": "app.ini", "content": "[server]\nport = 80\ntimeout = 30\n"}),
     )
+    blind["tasks"][1]["depends_on"] = ["r"]
     edit = round_plan(
         (
             "w2",
@@ -749,116 +618,6 @@ def test_a_judge_that_calls_a_phase_done_when_its_writes_never_ran_is_overruled(
     assert second["phase_completed"] is True and "overridden" not in second
     assert "timeout = 30" in (tmp_path / "app.ini").read_text()
     assert out["status"] == "completed"
-
-
-def test_a_judge_that_calls_a_copy_of_the_input_done_is_overruled(tmp_path: Path) -> None:
-    # the 1.5B model wrote the numbers where their sum belonged (and the whole log where its
-    # count of ERROR lines did), and its judge called it done
-    (tmp_path / "numbers.txt").write_text("17\n25\n8\n")
-    copied = round_plan(("w", "write_file", {"path": "sum.txt", "content": "17\n25\n8"}))
-    summed = round_plan(("w2", "write_file", {"path": "sum.txt", "content": "50"}))
-    steps = script(plan_tool_call=[copied, summed], judge_tasks=[DONE, DONE])
-    request = "Read numbers.txt and write their sum to sum.txt."
-    out, _, model = start(tmp_path, steps, request=request)
-    first, second = (r["judgement"] for r in out["rounds"])
-    assert first["phase_completed"] is False
-    why = "sum.txt holds the same text as numbers.txt: copied, not made from it as the request asks"
-    assert first["overridden"] == why
-    judged = model.calls_of("judge_tasks")[0][-1].content
-    assert "sum.txt (7 bytes, now '17\\n25\\n8'), the same text as numbers.txt" in judged
-    assert why in model.calls_of("plan_tool_call")[1][-1].content  # the next plan is told
-    assert second["phase_completed"] is True and "overridden" not in second
-    assert out["status"] == "completed"
-
-
-def test_a_copy_a_passing_check_pins_is_no_mistake(tmp_path: Path) -> None:
-    (tmp_path / "costs.txt").write_text("3\n4\n")
-    copied = round_plan(("w", "write_file", {"path": "total.txt", "content": "3\n4\n"}))
-    request = "Add up the amounts in costs.txt and put the total in total.txt."
-    steps = script(plan_tool_call=[copied], judge_tasks=[DONE])
-    # the caller pinned the file to the input's bytes: what it holds is what was asked
-    out, _, _ = start(tmp_path, steps, ["copy:total.txt:costs.txt"], request=request)
-    assert "overridden" not in out["rounds"][0]["judgement"]
-    assert out["status"] == "completed" and out["evidence"]["verified"] is True
-    # without the check, the same file is a copy the judge is held to
-    (tmp_path / "total.txt").unlink()
-    out, _, _ = start(tmp_path, script(plan_tool_call=[copied], judge_tasks=[DONE]),
-                      request=request)  # fmt: skip
-    assert "copied, not made from it" in out["rounds"][0]["judgement"]["overridden"]
-
-
-def test_a_judge_that_calls_a_copy_of_a_file_the_run_read_done_is_overruled(
-    tmp_path: Path,
-) -> None:
-    source = "def parse_date(text):\n    return text.split('-')\n"
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "dates.py").write_text(source)
-    read = round_plan(("r", "read_file", {"path": "src/dates.py"}))
-    copied = round_plan(("w", "write_file", {"path": "answer.txt", "content": source}))
-    named = round_plan(("w2", "write_file", {"path": "answer.txt", "content": "src/dates.py"}))
-    steps = script(plan_tool_call=[read, copied, named], judge_tasks=[CONTINUE, DONE, DONE])
-    steps["phase_planner"] = [phases("p1", rounds=3)]
-    request = "Find the file that defines parse_date and write its path to answer.txt."
-    out, _, _ = start(tmp_path, steps, request=request)
-    _, second, third = (r["judgement"] for r in out["rounds"])
-    assert second["overridden"] == (
-        "answer.txt holds the same text as src/dates.py: copied, not made from it as the "
-        "request asks"
-    )
-    assert "overridden" not in third and out["status"] == "completed"
-
-
-def test_a_copy_the_request_asks_for_is_done(tmp_path: Path) -> None:
-    (tmp_path / "notes.txt").write_text("keep this\nand this\n")
-    backup = {"path": "notes.bak", "content": "keep this\nand this"}
-    copied = round_plan(("w", "write_file", backup))
-    steps = script(plan_tool_call=[copied], judge_tasks=[DONE])
-    out, _, _ = start(tmp_path, steps, request="Make a backup of notes.txt as notes.bak.")
-    assert "overridden" not in out["rounds"][0]["judgement"]
-    assert out["status"] == "completed"
-
-
-def test_a_copy_is_a_file_written_with_an_input_of_several_values(tmp_path: Path) -> None:
-    (tmp_path / "notes.txt").write_text("a\nb\n")
-    (tmp_path / "n.txt").write_text("42\n")
-    # asked for one field of a one-line settings file, the 1.5B model wrote the whole object
-    (tmp_path / "conf.json").write_text('{"a": 1, "b": 2}\n')
-    (tmp_path / "one.json").write_text('{"a": 1}\n')
-    for name, text in [("out.txt", "a\nb"), ("one.txt", "42"), ("obj.txt", '{"a": 1, "b": 2}')]:
-        (tmp_path / name).write_text(text)
-    (tmp_path / "value.txt").write_text('{"a": 1}')
-    context = Context(workspace=str(tmp_path))
-    request = "Use notes.txt, n.txt, conf.json and one.json to write four files."
-    assert copied_inputs(["out.txt"], request, context) == {"out.txt": "notes.txt"}
-    assert copied_inputs(["one.txt"], request, context) == {}  # a value of one line, written on
-    assert copied_inputs(["obj.txt"], request, context) == {"obj.txt": "conf.json"}
-    assert copied_inputs(["value.txt"], request, context) == {}  # one member: a value
-    assert copied_inputs(["./notes.txt"], request, context) == {}  # the input itself, edited
-    # the values of an input of one a line, set out otherwise: told sum.txt held the text of
-    # numbers.txt, the 1.5B model wrote "17 25 8" to it, and its judge called that done
-    (tmp_path / "out.txt").write_text("a b")
-    assert copied_inputs(["out.txt"], request, context) == {"out.txt": "notes.txt"}
-    # text set out otherwise is not a copy: lines of several words reflowed, JSON re-indented
-    (tmp_path / "prose.txt").write_text("keep this\nand this\n")
-    (tmp_path / "flowed.txt").write_text("keep this and this")
-    (tmp_path / "pretty.json").write_text('{\n  "a": 1,\n  "b": 2\n}')
-    request = "Reflow prose.txt into flowed.txt and indent conf.json into pretty.json."
-    assert copied_inputs(["flowed.txt", "pretty.json"], request, context) == {}
-
-
-def test_a_file_the_run_read_is_an_input_too(tmp_path: Path) -> None:
-    # asked which file defines parse_date, the 1.5B model wrote that file's text to answer.txt
-    source = "def parse_date(text):\n    return text.split('-')\n"
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "dates.py").write_text(source)
-    (tmp_path / "answer.txt").write_text(source.strip())
-    context = Context(workspace=str(tmp_path))
-    request = "Find the file that defines parse_date and write its path to answer.txt."
-    assert copied_inputs(["answer.txt"], request, context) == {}  # not named, not read
-    read = ["src/dates.py", "src", None]  # a folder listed, a read without a path
-    assert copied_inputs(["answer.txt"], request, context, read) == {"answer.txt": "src/dates.py"}
-    (tmp_path / "answer.txt").write_text("src/dates.py")
-    assert copied_inputs(["answer.txt"], request, context, read) == {}
 
 
 def test_a_file_this_run_has_not_read_is_not_written_over_whole(tmp_path: Path) -> None:
@@ -916,92 +675,6 @@ def test_a_last_phase_that_wrote_none_of_the_files_the_request_changes_is_not_do
     assert "def greet()" in (tmp_path / "greet.py").read_text()
 
 
-def test_a_program_the_request_asks_to_run_must_have_run_before_the_work_is_done(
-    tmp_path: Path,
-) -> None:
-    # the 1.5B model wrote made-up numbers instead of running wc, and its judge called it done
-    (tmp_path / "data.csv").write_text("id\n1\n2\n")
-    guess = round_plan(("w", "write_file", {"path": "lines.txt", "content": "1\n2\n3"}))
-    count = round_plan(("c", "run_command", {"argv": ["wc", "-l", "data.csv"]}))
-    write = round_plan(("w2", "write_file", {"path": "lines.txt", "content": "3"}))
-    analysis = {**ANALYSIS, "task_type": "writing", "files_to_write": ["lines.txt"]}
-    steps = script(
-        request_analyser=[analysis],  # writing work: the built-in rules forbid commands
-        phase_planner=[phases("p1", rounds=3)],
-        plan_tool_call=[guess, count, write],
-        judge_tasks=[DONE, judgement("continue_phase", completed=False, rate=0.5), DONE],
-    )
-    request = "Run wc -l on data.csv and write the number of lines it reports to lines.txt."
-    out, _, model = start(tmp_path, steps, request=request)
-    first, second, third = (r["judgement"] for r in out["rounds"])
-    assert first["phase_completed"] is False
-    assert "the request asks to run wc, and it never ran (run_command)" in first["overridden"]
-    assert "run_command" in model.calls_of("plan_tool_call")[0][-1].content.split("Tools you")[1]
-    assert out["rounds"][1]["results"][0]["status"] == "ok"  # allowed, though writing work
-    assert "3 data.csv" in out["rounds"][1]["results"][0]["output"]
-    assert third["phase_completed"] is True and out["status"] == "completed"
-    # a run of it after the file's last write has no effect on it: the 1.5B model wrote 0,
-    # then ran wc and wrote nothing after it, and its judge called that done
-    (tmp_path / "lines.txt").unlink()
-    steps = script(
-        request_analyser=[analysis],
-        phase_planner=[phases("p1", rounds=3)],
-        plan_tool_call=[write, count, write],
-        judge_tasks=[judgement("continue_phase", completed=False, rate=0.5), DONE, DONE],
-    )
-    out, _, _ = start(tmp_path, steps, request=request)
-    late = out["rounds"][1]["judgement"]
-    assert late["phase_completed"] is False
-    assert "wc ran, but no file the request writes was written after it" in late["overridden"]
-    assert out["rounds"][2]["judgement"]["phase_completed"] is True
-    assert out["status"] == "completed"
-    # a program the request only mentions, or one not allowed, asks nothing of the run
-    steps = script(plan_tool_call=[guess], judge_tasks=[DONE])
-    for other in ("Write lines.txt; wc is a tool.", "Run make, then write lines.txt."):
-        out, _, _ = start(tmp_path, steps, request=other)
-        assert "overridden" not in out["rounds"][0]["judgement"], other
-
-
-@pytest.mark.parametrize(
-    ("request_text", "programs"),
-    [
-        ("Run wc -l on data.csv and write the count to lines.txt.", ["wc"]),
-        ("Please run wc.", ["wc"]),
-        ("Open data.csv, then run `sort` on it.", ["sort"]),
-        ("Execute the command grep -c ERROR app.log.", ["grep"]),
-        ("Add the run date to report.md.", []),
-        ("Re-run the date conversion on events.csv.", []),
-        ("Run the file names in list.txt through a spell check.", []),
-        ("Do not run cat on big files.", []),
-        ("Write a README.md section that tells users to run find . -name x.", []),
-        ("Write a cron line to job.txt that will run date every hour.", []),
-        ("Run make, then write lines.txt.", []),  # make is not an allowed command
-    ],
-)
-def test_the_programs_a_request_asks_to_run(request_text: str, programs: list[str]) -> None:
-    assert commands_named(request_text, DEFAULT_ALLOWED_COMMANDS) == programs
-
-
-def test_a_named_program_is_held_to_only_where_a_tool_that_runs_programs_may_be_used(
-    tmp_path: Path,
-) -> None:
-    @tool
-    def shell(argv: list[str]) -> str:
-        """Run a program (a user's own tool, which declares nothing)."""
-        return "3 data.csv"
-
-    plan = round_plan(("c", "shell", {"argv": ["wc", "-l", "data.csv"]}))
-    model = ScriptedChatModel(script=script(plan_tool_call=[plan], judge_tasks=[DONE]))
-    graph = build_graph(model=model, tools=[shell], checkpointer=InMemorySaver())
-    out = final_state(graph, 
-        {"request": "Run wc -l on data.csv."},
-        {"configurable": {"thread_id": "u"}},
-        context=Context(workspace=str(tmp_path)),
-    )
-    assert "overridden" not in out["rounds"][0]["judgement"]
-    assert out["status"] == "completed"
-
-
 def test_a_named_file_written_under_another_spelling_counts_as_written(tmp_path: Path) -> None:
     (tmp_path / "lib").mkdir()
     (tmp_path / "greet.py").write_text("def hello():\n    pass\n")
@@ -1014,24 +687,6 @@ def test_a_named_file_written_under_another_spelling_counts_as_written(tmp_path:
     judged = out["rounds"][0]["judgement"]
     assert judged["phase_completed"] is True and not judged.get("overridden")
     assert out["status"] == "completed"
-
-
-def test_a_copy_written_in_an_earlier_phase_still_holds_a_later_one_open(tmp_path: Path) -> None:
-    # the 0.5B model copied numbers.txt to sum.txt, was overruled, replanned, and its next
-    # phase only listed the folder; its judge called that phase done over the copy
-    (tmp_path / "numbers.txt").write_text("17\n25\n8\n")
-    copied = round_plan(("w", "write_file", {"path": "sum.txt", "content": "17\n25\n8"}))
-    look = round_plan(("l", "list_files", {"path": "."}))
-    steps = script(
-        phase_planner=[{"phases": [phase("p1"), phase("p2")], "execution_strategy": "x"}],
-        plan_tool_call=[copied, look],
-        judge_tasks=[judgement("end_phase", completed=False, rate=0.2), DONE],
-    )
-    out, _, _ = start(tmp_path, steps, request="Read numbers.txt and write their sum to sum.txt.")
-    last = out["rounds"][1]["judgement"]
-    assert last["phase_id"] == "p2" and last["phase_completed"] is False
-    assert "sum.txt holds the same text as numbers.txt" in last["overridden"]
-    assert out["status"] != "completed"
 
 
 def test_writing_a_file_the_very_text_it_holds_is_not_held_for_a_read(tmp_path: Path) -> None:

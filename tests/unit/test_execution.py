@@ -1050,7 +1050,6 @@ def test_the_default_rules_given_by_the_names_they_stand_for_are_still_the_defau
     by_name = {
         "research": {"forbidden": ["write_file", "edit_file", "run_command"]},
         "analysis": {"forbidden": ["write_file", "edit_file"]},
-        "writing": {"forbidden": ["run_command"]},
     }
     kinds = tool_kinds(Toolbox(None, builtin=True).resolve(workspace_settings(Context())))
     assert kinds == {"writes": {"write_file", "edit_file"}, "runs": {"run_command"}}

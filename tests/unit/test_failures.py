@@ -660,18 +660,18 @@ def test_a_tool_is_called_as_toolnode_calls_one_and_its_own_error_status_fails_t
     handled = StructuredTool.from_function(
         refuse, name="lookup", description="Look a key up.", handle_tool_error=True
     )
-    assert run_tool(handled, {"key": "alpha"}, 500) == (False, "store unavailable for alpha")
+    assert run_tool(handled, {"key": "alpha"}, 500)[:2] == (False, "store unavailable for alpha")
 
     @as_tool
     def with_id(text: str, call_id: Annotated[str, InjectedToolCallId]) -> str:
         """Echo with the call's id."""
         return f"{text} ({call_id})"
 
-    ok, out = run_tool(with_id, {"text": "hi"}, 500)
+    ok, out, *_ = run_tool(with_id, {"text": "hi"}, 500)
     assert ok and out.startswith("hi (call_")
     # a plan cannot forge the injected id: it is not offered, and what it gives is replaced
     assert "call_id" not in describe_tools([with_id])
-    ok, out = run_tool(with_id, {"text": "hi", "call_id": "forged"}, 500)
+    ok, out, *_ = run_tool(with_id, {"text": "hi", "call_id": "forged"}, 500)
     assert ok and out.startswith("hi (call_") and "forged" not in out
 
     @as_tool
@@ -679,7 +679,8 @@ def test_a_tool_is_called_as_toolnode_calls_one_and_its_own_error_status_fails_t
         """A dict back."""
         return {"text": text, "ok": True, "n": None}
 
-    assert run_tool(as_dict, {"text": "hi"}, 500) == (True, '{"text": "hi", "ok": true, "n": null}')
+    outcome = run_tool(as_dict, {"text": "hi"}, 500)
+    assert outcome[:2] == (True, '{"text": "hi", "ok": true, "n": null}')
 
     class AsyncOnly(BaseTool):
         name: str = "async_only"
@@ -691,14 +692,14 @@ def test_a_tool_is_called_as_toolnode_calls_one_and_its_own_error_status_fails_t
         async def _arun(self, text: str) -> str:
             return f"async says {text}"
 
-    assert run_tool(AsyncOnly(), {"text": "hi"}, 500) == (True, "async says hi")
+    assert run_tool(AsyncOnly(), {"text": "hi"}, 500)[:2] == (True, "async says hi")
 
     @as_tool
     def steer(text: str) -> Command[Any]:
         """Try to steer the run."""
         return Command(goto="summarize")
 
-    ok, out = run_tool(steer, {"text": "x"}, 500)
+    ok, out, *_ = run_tool(steer, {"text": "x"}, 500)
     assert not ok and "cannot do" in out
 
     @as_tool
@@ -706,7 +707,7 @@ def test_a_tool_is_called_as_toolnode_calls_one_and_its_own_error_status_fails_t
         """Try to steer the run twice."""
         return [Command(goto="summarize"), Command(goto="plan")]
 
-    assert run_tool(steer_twice, {"text": "x"}, 500) == (False, out)
+    assert run_tool(steer_twice, {"text": "x"}, 500)[:2] == (False, out)
 
     calls: list[str] = []
 
@@ -716,7 +717,7 @@ def test_a_tool_is_called_as_toolnode_calls_one_and_its_own_error_status_fails_t
         calls.append(text)
         raise NotImplementedError("not yet")
 
-    ok, out = run_tool(unfinished, {"text": "once"}, 500)
+    ok, out, *_ = run_tool(unfinished, {"text": "once"}, 500)
     assert not ok and out == "NotImplementedError: not yet" and calls == ["once"]
 
     @as_tool
@@ -724,7 +725,7 @@ def test_a_tool_is_called_as_toolnode_calls_one_and_its_own_error_status_fails_t
         """A caption and an image."""
         return [{"type": "text", "text": text}, {"type": "image", "base64": "AAAA" * 100}]
 
-    assert run_tool(picture, {"text": "a cat"}, 500) == (True, "a cat\n[image content]")
+    assert run_tool(picture, {"text": "a cat"}, 500)[:2] == (True, "a cat\n[image content]")
 
 
 def test_a_run_whose_only_tool_reports_its_own_error_is_not_completed() -> None:

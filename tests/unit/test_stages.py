@@ -108,18 +108,15 @@ def facts(**given: Any) -> RoundFacts:
     base: dict[str, Any] = {
         "phase_id": "p1", "round": 1, "last_phase": True, "tasks": 1, "succeeded": 1,
         "phase_succeeded": 1, "writes": [], "changed_files": [], "written_files": [],
-        "failing_checks": [], "copies": {}, "unsourced": {}, "misplaced": {}, "malformed": {},
-        "to_write": [],
-        "unwritten": [], "commands_unrun": [], "commands_unused": [], "runners": [],
-        "asks_for_copy": False, "asks_for_path": False, "files": "none", "workspace": "",
-        "named": "",
+        "failing_checks": [], "malformed": {}, "to_write": [], "unwritten": [],
+        "files": "none", "workspace": "", "named": "",
     }  # fmt: skip
     return base | given  # type: ignore[return-value]
 
 
 def test_each_default_guard_keeps_a_phase_open_only_on_its_own_fact() -> None:
     quiet = facts()
-    assert [guard(quiet) for guard in default_guards(workspace=True)] == [None] * 9
+    assert [guard(quiet) for guard in default_guards(workspace=True)] == [None] * 5
     assert checks_fail(facts(failing_checks=["c1: out.txt must exist (not there)"])) == (
         "checks fail: c1: out.txt must exist (not there)"
     )

@@ -75,12 +75,13 @@ def tools_of(root: Path) -> dict[str, Any]:
 def test_a_fifo_is_refused_by_the_file_tools_without_blocking(
     ws: Path, tool: str, args: dict[str, Any]
 ) -> None:
-    ok, text = finishes(lambda: run_tool(tools_of(ws)[tool], args, 2000))
+    ok, text, *_ = finishes(lambda: run_tool(tools_of(ws)[tool], args, 2000))
     assert not ok and ("not a regular file" in text or "not a directory" in text), text
 
 
 def test_a_search_of_a_folder_skips_a_fifo(ws: Path) -> None:
-    ok, text = finishes(lambda: run_tool(tools_of(ws)["search_text"], {"pattern": "alpha"}, 2000))
+    search = tools_of(ws)["search_text"]
+    ok, text, *_ = finishes(lambda: run_tool(search, {"pattern": "alpha"}, 2000))
     assert ok and "notes.txt:1: alpha" in text and "1 binary, unreadable" in text
 
 
@@ -145,9 +146,9 @@ def deep(ws: Path) -> Any:
 def test_a_tree_deeper_than_pythons_recursion_limit_is_walked(ws: Path, deep: str) -> None:
     leaf = deep
     tools = tools_of(ws)
-    ok, listing = run_tool(tools["list_files"], {}, 10_000_000)
+    ok, listing, *_ = run_tool(tools["list_files"], {}, 10_000_000)
     assert ok and listing.endswith("[... 603 more entries not listed ...]"), listing[-200:]
-    ok, found = run_tool(tools["search_text"], {"pattern": "deep"}, 10_000_000)
+    ok, found, *_ = run_tool(tools["search_text"], {"pattern": "deep"}, 10_000_000)
     assert ok and found.startswith(f"{leaf}:1: deep")
     # what the judge and the plan are shown of the workspace, as a round's facts compute it
     assert "Files in the workspace" in workspace_files(Context(workspace=str(ws)), tools)
@@ -167,7 +168,7 @@ def test_a_symlink_named_git_is_never_written_through(tmp_path: Path) -> None:
     (root / "elsewhere").mkdir(parents=True)
     os.symlink("elsewhere", root / ".git")
     tools = tools_of(root)
-    ok, out = run_tool(tools["write_file"], {"path": ".git/config", "content": "[core]"}, 500)
+    ok, out, *_ = run_tool(tools["write_file"], {"path": ".git/config", "content": "[core]"}, 500)
     assert not ok and "never written" in out and not (root / "elsewhere" / "config").exists()
-    ok, out = run_tool(tools["write_file"], {"path": "elsewhere/notes", "content": "fine"}, 500)
+    ok, out, *_ = run_tool(tools["write_file"], {"path": "elsewhere/notes", "content": "fine"}, 500)
     assert ok and (root / "elsewhere" / "notes").read_text() == "fine", out

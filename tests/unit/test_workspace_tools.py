@@ -67,7 +67,8 @@ def toolset(root: Path, commands: tuple[str, ...] = DEFAULT_ALLOWED_COMMANDS, **
 
 
 def call(tools: dict[str, BaseTool], name: str, **args: Any) -> tuple[bool, str]:
-    return run_tool(tools[name], args, 100_000)
+    outcome = run_tool(tools[name], args, 100_000)
+    return outcome.ok, outcome.output
 
 
 def snapshot(path: Path) -> dict[str, bytes]:
@@ -92,7 +93,7 @@ def test_the_six_tools_have_the_names_arguments_and_idempotence_of_the_spec(ws: 
     assert set(tools["write_file"].args) == {"path", "content"}
     assert set(tools["edit_file"].args) == {"path", "old_text", "new_text"}
     assert set(tools["search_text"].args) == {"pattern", "path"}
-    assert set(tools["run_command"].args) == {"argv", "timeout_s"}
+    assert set(tools["run_command"].args) == {"command", "timeout_s"}
     declared = {name: tools[name].metadata.get("idempotent") for name in tools}
     assert declared == {
         "list_files": True,
@@ -281,7 +282,7 @@ ESCAPES: list[tuple[str, str, dict[str, Any], str]] = [
     ("tilde arg", "run_command", {"argv": ["ls", "~"]}, "home directory"),
     ("interpreter", "run_command", {"argv": ["python3", "-c", "print(1)"]}, "not an allowed"),
     ("nul in argv", "run_command", {"argv": ["cat", "notes.txt\x00"]}, "NUL byte"),
-    ("argv as a string", "run_command", {"argv": "rm -rf /"}, "argv"),
+    ("a line of a program not allowed", "run_command", {"command": "rm -rf /"}, "not an allowed"),
     ("empty argv", "run_command", {"argv": []}, "non-empty list"),
 ]
 

@@ -169,30 +169,11 @@ def to_do(
     ]
 
 
-def write_from_a_tool(path: str, value: str) -> str:
-    """The step to write again a file holding a number no tool showed (see `unsourced_numbers`).
-
-    The plan is told what is wrong and what to write instead: a plan told nothing of why its
-    judge was overruled may repeat its work until the budget is spent. Why: docs/traces.md.
-    """
-    again = f"write {path} again with the number a tool's output shows"
-    return f"{path} holds {value}, {prompts.UNSOURCED}: {again}"
-
-
-def write_the_path(path: str, name: str, found: Sequence[str]) -> str:
-    """The step to write again a file holding a name where a path is asked for.
-
-    See `misplaced_names`. As with `write_from_a_tool`, a plan told nothing of why its judge
-    was overruled may repeat its work round after round. Why: docs/traces.md.
-    """
-    held = prompts.NOT_A_PATH.format(name=name, found=", ".join(found))
-    return f"{path} holds {held}: write {path} again with the path"
-
-
 def write_readable(path: str, error: str) -> str:
     """The step to write again a file that no longer reads as its format (`broken_formats`).
 
-    As with `write_from_a_tool`, the plan is told what is wrong and what to do instead.
+    The plan is told what is wrong and what to do instead: a plan told nothing of why its
+    judge was overruled may repeat its work until the budget is spent.
     """
     return f"{path} {error}: write {path} again so that it does"
 

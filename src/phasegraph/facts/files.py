@@ -64,18 +64,12 @@ def resolved_paths(paths: Iterable[object], context: Context) -> list[str]:
 def describe_files(
     paths: Sequence[str],
     context: Context,
-    copies: Mapping[str, str] | None = None,
-    unsourced: Mapping[str, str] | None = None,
     originals: Mapping[str, str] | None = None,
-    misplaced: Mapping[str, tuple[str, list[str]]] | None = None,
 ) -> str:
     """Changed files as the judge reads them: each with its size and how it begins now.
 
-    ``copies``: changed files that hold an input's text (see `copied_inputs`), said beside them;
-    ``unsourced``: those holding a number nothing shows (see `unsourced_numbers`), likewise;
     ``originals``: what files held when the run began (see `file_originals`), for the lines
-    the run changed in them; ``misplaced``: those naming a file where it is not (see
-    `misplaced_names`).
+    the run changed in them.
     """
     if not paths:
         return "none"
@@ -91,13 +85,6 @@ def describe_files(
                 line += f", {_changes_since(before, now)}"
         except WorkspaceError:
             line = f"{path} (no longer there)"
-        if copies and path in copies:
-            line += f", the same text as {copies[path]}"
-        if unsourced and path in unsourced:
-            line += f", {prompts.UNSOURCED}"
-        if misplaced and path in misplaced:
-            name, found = misplaced[path]
-            line += ", " + prompts.NOT_A_PATH.format(name=name, found=", ".join(found))
         lines.append(line)
     if len(paths) > FILES_SHOWN:
         lines.append(f"and {len(paths) - FILES_SHOWN} more")

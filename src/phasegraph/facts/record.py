@@ -16,17 +16,9 @@ from langchain_core.tools import BaseTool
 from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.facts.checks import evaluate_checks, in_words, owned_checks
-from phasegraph.facts.evidence import copied_inputs, misplaced_names, unsourced_numbers
 from phasegraph.facts.files import describe_files, request_files, resolved_paths, workspace_files
 from phasegraph.facts.formats import broken_formats
-from phasegraph.facts.request import asks_for_copy, asks_for_path, commands_named
-from phasegraph.facts.tools import (
-    changed_files,
-    paths_read,
-    programs_run,
-    programs_written_after,
-    tool_kinds,
-)
+from phasegraph.facts.tools import changed_files, tool_kinds
 from phasegraph.state import CheckRecord, State, TaskResult
 from phasegraph.state.facts import RoundFacts
 from phasegraph.state.reading import current_phase, is_last_phase, phase_window
@@ -37,12 +29,10 @@ def round_facts(
     results: Sequence[TaskResult],
     context: Context,
     tools: Mapping[str, BaseTool],
-    runners: Sequence[str],
 ) -> tuple[RoundFacts, list[CheckRecord]]:
     """The facts of the round in progress, and every check with the phase's evaluated afresh.
 
-    ``results``: the round's, in plan order; ``runners``: the tools of the phase that declare
-    they run programs.
+    ``results``: the round's, in plan order.
     """
     phase = current_phase(state)
     owned_ids = [c["id"] for c in owned_checks(state, phase["id"])]
@@ -53,17 +43,8 @@ def round_facts(
     so_far = [r for round_results in by_round for r in round_results]
     changed = changed_files([*window, *results], tools)
     written = changed_files(so_far, tools)
-    read = paths_read(so_far, tools)
-    copies = copied_inputs(written, state["request"], context, read, checks)
-    unsourced = unsourced_numbers(
-        written, state["request"], context, so_far, tools, read, checks
-    )
-    misplaced = misplaced_names(written, context)
     to_write = resolved_paths(_files_to_write(state), context)
     done = resolved_paths(written, context)
-    named = commands_named(state["request"], context.allowed_commands) if runners else []
-    ran = programs_run(so_far, tools)
-    fed = programs_written_after(by_round, tools, set(to_write), context) if to_write else ran
     writers = tool_kinds(tools)["writes"]
     facts: RoundFacts = {
         "phase_id": phase["id"],
@@ -76,22 +57,12 @@ def round_facts(
         "changed_files": changed,
         "written_files": done,
         "failing_checks": [f"{c['id']}: {in_words(c)} ({c['detail']})" for c in failing],
-        "copies": copies,
-        "unsourced": unsourced,
-        "misplaced": {path: [name, found] for path, (name, found) in misplaced.items()},
         "malformed": broken_formats(
             written, context, state.get("originals") or {}, state.get("new_files") or []
         ),
         "to_write": to_write,
         "unwritten": [path for path in to_write if path not in done],
-        "commands_unrun": [n for n in named if n not in ran],
-        "commands_unused": [n for n in named if n in ran and n not in fed],
-        "runners": list(runners),
-        "asks_for_copy": asks_for_copy(state["request"]),
-        "asks_for_path": asks_for_path(state["request"]),
-        "files": describe_files(
-            changed, context, copies, unsourced, state.get("originals"), misplaced
-        ),
+        "files": describe_files(changed, context, state.get("originals")),
         "workspace": workspace_files(context, tools),
         "named": request_files(state["request"], context, tools),
     }
@@ -113,17 +84,9 @@ def first_facts(state: State, context: Context, tools: Mapping[str, BaseTool]) -
         "changed_files": [],
         "written_files": [],
         "failing_checks": [],
-        "copies": {},
-        "unsourced": {},
-        "misplaced": {},
         "malformed": {},
         "to_write": to_write,
         "unwritten": to_write,
-        "commands_unrun": [],
-        "commands_unused": [],
-        "runners": [],
-        "asks_for_copy": asks_for_copy(state["request"]),
-        "asks_for_path": asks_for_path(state["request"]),
         "files": "none",
         "workspace": workspace_files(context, tools),
         "named": request_files(state["request"], context, tools),

@@ -9,14 +9,13 @@ workspace: the built-in tools).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from phasegraph.context import Context
 from phasegraph.state import CheckRecord, TaskResult
-from phasegraph.tools.workspace import Workspace, workspace_path
+from phasegraph.tools.command_line import CommandLineError, parse
 
 FILE_KINDS = ("exists", "contains", "matches", "equals", "number", "keeps", "copy")
 
@@ -135,62 +134,32 @@ def tool_kinds(tools: Mapping[str, BaseTool]) -> dict[str, set[str]]:
     }
 
 
-def paths_read(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) -> list[object]:
-    """The paths the ok calls of read-only tools named, as the model gave them."""
-    reading = read_only(tools)
-    return [read_path(r, tools) for r in results if r["tool"] in reading and r["status"] == "ok"]
-
-
 def changed_files(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) -> list[str]:
     """Files the given results wrote, in order, each once.
 
     They are the ok results of tools that declare the argument naming the file they write
-    (``metadata={"writes": "path"}``).
+    (``metadata={"writes": "path"}``), and the files a result reports it wrote (``written``:
+    a command's redirections).
     """
     seen: dict[str, None] = {}
     for result in results:
+        if result["status"] != "ok":
+            continue
         argument = written_argument(tools.get(result["tool"]))
         path = result["arguments"].get(argument) if argument else None
-        if result["status"] == "ok" and isinstance(path, str) and path.strip():
-            seen[path.strip()] = None
+        for name in [path, *(result.get("written") or [])]:
+            if isinstance(name, str) and name.strip():
+                seen[name.strip()] = None
     return list(seen)
 
 
-def _program(result: TaskResult, tools: Mapping[str, BaseTool]) -> str | None:
-    """The program an ok result of a command tool ran (the first word of its argv)."""
-    argument = runs_argument(tools.get(result["tool"]))
-    argv = result["arguments"].get(argument) if argument else None
-    if result["status"] == "ok" and isinstance(argv, list) and argv:
-        return str(argv[0]).strip()
-    return None
-
-
-def programs_run(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) -> set[str]:
-    """The programs the ok results of command tools ran."""
-    return {p for result in results if (p := _program(result, tools))}
-
-
-def programs_written_after(
-    rounds: Sequence[Sequence[TaskResult]],
-    tools: Mapping[str, BaseTool],
-    files: Set[str],
-    context: Context,
-) -> set[str]:
-    """The programs that ran before one of ``files`` was written, in a later wave or round.
-
-    ``rounds``: the run's results round by round, in order. A write in the same wave ran beside
-    the program and could not hold what it returned.
-    """
-    space = Workspace(context.workspace)
-    runs: list[tuple[tuple[int, int], str]] = []
-    last_write: tuple[int, int] | None = None
-    for number, results in enumerate(rounds):
-        for result in results:
-            at = (number, result.get("wave", 0))
-            argument = written_argument(tools.get(result["tool"]))
-            path = workspace_path(space, result["arguments"].get(argument)) if argument else None
-            if result["status"] == "ok" and path in files:
-                last_write = at if last_write is None else max(last_write, at)
-            if program := _program(result, tools):
-                runs.append((at, program))
-    return {program for at, program in runs if last_write is not None and at < last_write}
+def command_writes(command: object) -> list[str]:
+    """The files a command line names to write (its ``>``, ``>>`` and ``2>`` targets)."""
+    if not isinstance(command, str):
+        return []
+    try:
+        stages = parse(command)
+    except CommandLineError:
+        return []
+    targets = [s.stdout for s in stages] + [s.stderr for s in stages]
+    return [t for t in targets if t and t not in ("&1", "/dev/null")]

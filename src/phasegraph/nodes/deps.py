@@ -16,7 +16,6 @@ from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
 from phasegraph.errors import redact
-from phasegraph.facts.request import commands_named
 from phasegraph.facts.tools import read_only, tool_kinds, writes_needed
 from phasegraph.guards import Guard, default_guards
 from phasegraph.models import model_from_context
@@ -146,14 +145,7 @@ def phase_allowed_tools(
     builtin_rules = same_rules(context.tool_rules, DEFAULT_TOOL_RULES, kinds)
     named = request.get("files_to_write") or [] if builtin_rules else []
     files = [str(f) for f in named]
-    # Likewise a request that asks to run an allowed program keeps the tools that run one,
-    # in every phase: the rules of the request's task type may not allow them, and the work
-    # could then not run the program it was asked to (docs/traces.md,
-    # nodes.deps.phase_allowed_tools).
-    runners = set()
-    if builtin_rules and commands_named(state["request"], context.allowed_commands):
-        runners = set(kinds["runs"])
-    needed = writes_needed(state.get("checks") or [], tools, files) | runners
+    needed = writes_needed(state.get("checks") or [], tools, files)
     # The last phase ends the work, so its own list does not narrow away what the work needs:
     # a last phase narrowed to reading can only end the run with its files unchanged
     # (docs/traces.md, nodes.deps.phase_allowed_tools).
@@ -163,6 +155,6 @@ def phase_allowed_tools(
         task_type,
         phase.get("allowed_tools") or [],
         resolved_rules(context.tool_rules, kinds),
-        always=read_only(tools) | runners | (needed if last else set()),
+        always=read_only(tools) | (needed if last else set()),
         needed=needed,
     )

@@ -19,13 +19,17 @@ from phasegraph.context import Context
 from phasegraph.facts.files import fully_shown_files
 from phasegraph.facts.tools import (
     changed_files,
+    command_writes,
     read_only,
     read_path,
+    runs_argument,
+    tool_kinds,
     writes_files,
     written_argument,
 )
 from phasegraph.state import State, TaskResult
 from phasegraph.tools.base import is_idempotent, truncate
+from phasegraph.tools.command_line import CommandLineError, parse
 from phasegraph.tools.workspace import Workspace, WorkspaceError, workspace_path
 
 
@@ -80,17 +84,42 @@ def _absent(space: Workspace, path: object) -> bool:
     return rel is not None and not os.path.lexists(space.real_root / rel)
 
 
+def writes_not_allowed(
+    task: Mapping[str, Any], tools: Mapping[str, BaseTool], allowed: Set[str]
+) -> str | None:
+    """Why a command that writes files may not run where the work may write none, or None.
+
+    A tool that runs programs may write files through its command line (``>``); where no
+    tool that writes files is allowed (the task type's rules, a phase narrowed to reading),
+    such a command is refused as a tool that writes would be, saying which file it names.
+    """
+    tool = tools.get(str(task.get("tool")))
+    runs = runs_argument(tool)
+    targets = command_writes((task.get("arguments") or {}).get(runs)) if runs else []
+    if not targets or tool_kinds({n: tools[n] for n in allowed if n in tools})["writes"]:
+        return None
+    return (
+        f"refused: the command writes {', '.join(targets)}, and this work may not write files "
+        "(no tool that writes is allowed here); run it without >, or in work that writes"
+    )
+
+
 def written_path(
     task: Mapping[str, Any], tools: Mapping[str, BaseTool], space: Workspace
 ) -> str | None:
     """The file ``task`` writes, as the workspace resolves it; None if it writes none there.
 
-    The file is the argument the task's tool declares it writes (``writes``).
+    The file is the argument the task's tool declares it writes (``writes``), or the file a
+    command line it runs writes its output to (``>``).
     """
-    argument = written_argument(tools.get(str(task.get("tool"))))
-    if not argument:
-        return None
-    return workspace_path(space, (task.get("arguments") or {}).get(argument))
+    tool = tools.get(str(task.get("tool")))
+    arguments = task.get("arguments") or {}
+    argument = written_argument(tool)
+    if argument:
+        return workspace_path(space, arguments.get(argument))
+    runs = runs_argument(tool)
+    targets = command_writes(arguments.get(runs)) if runs else []
+    return workspace_path(space, targets[-1]) if targets else None
 
 
 def path_read(
@@ -127,7 +156,8 @@ def unseen_overwrites(
     """Whole-file writes over a file that is there and that this run has not seen, with why.
 
     A tool that writes a whole file (it declares ``writes`` and is idempotent: the same bytes
-    again) replaces what is there; over a file no read of this run returned, no write of this
+    again), or a command line whose output goes to a file with ``>``, replaces what is there;
+    over a file no read of this run returned, no write of this
     run made and no prompt showed whole, it is not run, and the plan is told to read the file
     first; unless it holds the very text being written (a round run again after a crash wrote
     it before its result was saved). A write over a file the run has not seen may lose a
@@ -143,7 +173,7 @@ def unseen_overwrites(
     unseen: dict[str, str] = {}
     for task in tasks:
         tool = tools.get(task["tool"])
-        if tool is None or not is_idempotent(tool):
+        if tool is None or not (is_idempotent(tool) or _replaces_with_output(task, tool)):
             continue
         rel = written_path(task, tools, space)
         if rel and rel not in known and (space.real_root / rel).is_file():
@@ -154,6 +184,19 @@ def unseen_overwrites(
                 "would lose what it holds; read it first, or write a new file"
             )
     return unseen
+
+
+def _replaces_with_output(task: Mapping[str, Any], tool: BaseTool) -> bool:
+    """Whether ``task`` runs a command line whose output replaces a file (``>``, not ``>>``)."""
+    runs = runs_argument(tool)
+    line = (task.get("arguments") or {}).get(runs) if runs else None
+    if not isinstance(line, str):
+        return False
+    try:
+        last = parse(line)[-1]
+    except CommandLineError:
+        return False
+    return last.stdout is not None and not last.append
 
 
 def _holds_already(space: Workspace, rel: str, arguments: Mapping[str, Any]) -> bool:

@@ -21,10 +21,9 @@ from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.facts.checks import check_lines, owned_checks
 from phasegraph.facts.record import judge_facts, round_facts
-from phasegraph.facts.tools import runs_programs
 from phasegraph.guards import hold
 from phasegraph.models.structured import StageCall, call_structured
-from phasegraph.nodes.deps import Deps, context_of, phase_allowed_tools, task_error
+from phasegraph.nodes.deps import Deps, context_of, task_error
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
 from phasegraph.nodes.human_review import person_available
 from phasegraph.nodes.judgement import (
@@ -53,12 +52,7 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     phase = current_phase(state)
     results = _in_plan_order(state)
     available = deps.tools_for(context)
-    runners = [
-        name
-        for name in phase_allowed_tools(state, phase, deps, context)
-        if runs_programs(available.get(name))
-    ]
-    facts, checks = round_facts(state, results, context, available, runners)
+    facts, checks = round_facts(state, results, context, available)
     owned_ids = {c["id"] for c in owned_checks(state, phase["id"])}
     owned = [c for c in checks if c["id"] in owned_ids]
     can_ask = person_available(limits_of(state)) and budget_left(state) > 1
@@ -107,13 +101,20 @@ def _messages(
     """The judge's prompt: the round's calls and outputs within the token budget, the facts.
 
     No earlier judgement of the phase is shown: the facts carry what earlier rounds did. The
-    last phase's judge decides whether the work is done, so it is shown the work's goal unless
-    its own goal says it.
+    last phase's judge decides whether the work is done, so it is shown what was asked (the
+    work's goal and requirements), to which its phase goal answers: a goal that drifted into
+    its own check ("the file exists") does not make the work done.
     """
     phase = current_phase(state)
-    core_goal = str((state.get("structured_request") or {}).get("core_goal") or "")
-    last = is_last_phase(state, phase) and core_goal and not phase["goal"].startswith(core_goal)
-    work_goal = prompts.JUDGE_WORK_GOAL.format(core_goal=core_goal) if last else ""
+    request = state.get("structured_request") or {}
+    core_goal = str(request.get("core_goal") or "")
+    asked = "; ".join(str(r) for r in request.get("requirements") or [])
+    last = is_last_phase(state, phase) and core_goal
+    work_goal = (
+        prompts.JUDGE_WORK_GOAL.format(core_goal=core_goal, requirements=asked or "(none listed)")
+        if last
+        else ""
+    )
     shown_facts = judge_facts(facts, owned, check_lines(owned))
 
     def render(limit: int) -> str:

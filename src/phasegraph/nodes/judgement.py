@@ -147,12 +147,18 @@ def round_record(state: State, results: list[TaskResult], judgement: dict[str, A
         "round": state["phase_round"],
         "round_seq": state["round_seq"],
         "tasks": planned_tasks(state),
-        "results": results,
+        # a value kept for a reference served its round: the history keeps what was shown
+        "results": [_shown(result) for result in results],
         "judgement": judgement,
     }
     if asked_again := (state.get("current_plan") or {}).get("asked_again"):
         record["asked_again"] = str(asked_again)
     return record
+
+
+def _shown(result: TaskResult) -> TaskResult:
+    """A result without the value it kept for a reference (``$id``), which served its round."""
+    return cast(TaskResult, {k: v for k, v in result.items() if k != "value"})
 
 
 def judge_schema(can_ask: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -23,14 +23,11 @@ from phasegraph.facts.checks import (
     check_lines,
     owned_checks,
     to_do,
-    write_from_a_tool,
     write_readable,
-    write_the_path,
     write_whole,
 )
 from phasegraph.facts.record import first_facts
-from phasegraph.facts.tools import runs_programs
-from phasegraph.guards import Guard, bare_name_for_path, broken_format, unsourced_number
+from phasegraph.guards import Guard, broken_format
 from phasegraph.models.structured import StageCall, call_structured
 from phasegraph.nodes.deps import Deps, context_of, phase_allowed_tools
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
@@ -154,8 +151,6 @@ def plan_checks(
     owned: list[CheckRecord],
     context: Context,
     unwritten: Sequence[str] = (),
-    unsourced: Mapping[str, str] | None = None,
-    misplaced: Mapping[str, tuple[str, list[str]]] | None = None,
     malformed: Mapping[str, str] | None = None,
     made: Sequence[str] = (),
 ) -> str:
@@ -163,10 +158,7 @@ def plan_checks(
 
     ``unwritten``: files the request writes or changes that the run has not written yet (see
     `unwritten_files`); each is a step of its own unless a check already asks for it.
-    ``unsourced``: written files holding a number no tool showed (see `unsourced_numbers`),
-    each a step to write it again, as a judge of the phase will be held to it; ``misplaced``:
-    those holding a file's name where the request asks for a path (see `misplaced_names`);
-    ``malformed``: those that no longer read as their format (see `broken_formats`).
+    ``malformed``: written files that no longer read as their format (see `broken_formats`).
     ``made``: the files the request names that were not there when the run began (``new_files``).
     """
     space = Workspace(context.workspace)
@@ -189,8 +181,6 @@ def plan_checks(
         for path in unwritten
         if workspace_path(space, path) not in asked
     ]
-    steps += [write_from_a_tool(path, value) for path, value in (unsourced or {}).items()]
-    steps += [write_the_path(path, *held) for path, held in (misplaced or {}).items()]
     steps += [write_readable(path, error) for path, error in (malformed or {}).items()]
     shown = prompts.PHASE_CHECKS.format(checks=check_lines(owned)) if owned else ""
     todo = "\n".join(f"- {step}" for step in steps)
@@ -204,27 +194,17 @@ def _last_work(
     state: State,
     phase: Mapping[str, Any],
     facts: RoundFacts,
-    allowed: Sequence[str],
-    available: Mapping[str, BaseTool],
     guards: Sequence[Guard],
-) -> tuple[list[str], dict[str, str], dict[str, tuple[str, list[str]]], dict[str, str]]:
-    """What the work must still write, from the facts: files, numbers, paths, broken files.
+) -> tuple[list[str], dict[str, str]]:
+    """What the work must still write, from the facts: files not written yet, broken files.
 
-    Each only where its judge is held to it, by a guard among ``guards``: a number where the
-    phase may run a program (`guards.unsourced_number`), a path where the request asks for one
-    (`guards.bare_name_for_path`), files not written yet in any case: these in the last phase
-    only; and in any phase, files to make readable as their format again
-    (`guards.broken_format`).
+    Files not written yet in the last phase only; in any phase, files to make readable as their
+    format again, where a guard among ``guards`` holds the judge to it (`guards.broken_format`).
     """
-    held = set(guards)
-    broken = dict(facts.get("malformed") or {}) if broken_format in held else {}
+    broken = dict(facts.get("malformed") or {}) if broken_format in set(guards) else {}
     if not is_last_phase(state, phase):
-        return [], {}, {}, broken
-    runs = any(runs_programs(available.get(name)) for name in allowed)
-    unsourced = dict(facts["unsourced"]) if runs and unsourced_number in held else {}
-    misplaced = {path: (name, found) for path, (name, found) in facts["misplaced"].items()}
-    paths = misplaced if facts["asks_for_path"] and bare_name_for_path in held else {}
-    return list(facts["unwritten"]), unsourced, paths, broken
+        return [], broken
+    return list(facts["unwritten"]), broken
 
 
 def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
@@ -308,7 +288,7 @@ def _messages(
     request = state["structured_request"] or {}
     note = state.get("reflection_note")
     owned = owned_checks(state, phase["id"])
-    last_work = _last_work(state, phase, facts, tools, available, guards)
+    last_work = _last_work(state, phase, facts, guards)
     fields = {
         "core_goal": request.get("core_goal", ""),
         "requirements": dump(request.get("requirements", [])),

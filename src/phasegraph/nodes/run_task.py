@@ -35,6 +35,7 @@ from phasegraph.progress import emit
 from phasegraph.state import TaskInput, TaskOutcome, TaskResult
 from phasegraph.storage.journal import journal_key, same_call
 from phasegraph.tools import is_idempotent, run_tool
+from phasegraph.tools.base import ToolOutcome
 from phasegraph.tools.stopping import RUN_LOOP, stopping_too
 from phasegraph.tools.workers import run_on_tool_thread
 
@@ -45,9 +46,13 @@ INTERRUPTED = (
 
 
 def _run_with_timeout(
-    tool: BaseTool, task: dict[str, Any], timeout_s: float, max_chars: int
-) -> tuple[str, str, float]:
-    """Run the task's tool; (status, output, seconds).
+    tool: BaseTool,
+    task: dict[str, Any],
+    timeout_s: float,
+    max_chars: int,
+    arguments: dict[str, Any] | None = None,
+) -> tuple[str, ToolOutcome, float]:
+    """Run the task's tool with ``arguments`` (its own by default): status, what it gave, time.
 
     A late tool is given up on (`stopping.GIVEN_UP`: a command it runs is stopped; any other
     tool is left to finish alone). The tool's thread runs in a copy of this node's context, and
@@ -55,23 +60,25 @@ def _run_with_timeout(
     does (see `tools.run_tool`). The thread is one a call before has ended on, or a new one
     (`workers.run_on_tool_thread`).
     """
-    outcome: queue.SimpleQueue[tuple[bool, str]] = queue.SimpleQueue()
+    outcome: queue.SimpleQueue[ToolOutcome] = queue.SimpleQueue()
+    given = task["arguments"] if arguments is None else arguments
     given_up = threading.Event()  # this task's; what it runs inside stops it too
     here, config = stopping_too(given_up), get_config()
     start = time.monotonic()
     run_on_tool_thread(
-        lambda: outcome.put(here.run(run_tool, tool, task["arguments"], max_chars, config)),
-        name=f"phasegraph-{task['tool']}",
+        lambda: outcome.put(here.run(run_tool, tool, given, max_chars, config)),
+        name=f"phasegraph-{tool.name}",
     )
     try:
-        ok, output = outcome.get(timeout=timeout_s)
+        got = outcome.get(timeout=timeout_s)
     except queue.Empty:
         given_up.set()
-        return "timeout", f"no result within {timeout_s:.1f} s", time.monotonic() - start
+        late = ToolOutcome(False, f"no result within {timeout_s:.1f} s")
+        return "timeout", late, time.monotonic() - start
     except BaseException:  # the wait was interrupted (Ctrl-C): the work is not waited for
         given_up.set()
         raise
-    return ("ok" if ok else "failed"), output, time.monotonic() - start
+    return ("ok" if got.ok else "failed"), got, time.monotonic() - start
 
 
 def cancellable(node: Callable[..., Any]) -> Runnable[Any, Any]:
@@ -175,10 +182,15 @@ def _run(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> TaskResult:
     emit(runtime, "task_started", task_id=task["id"], tool=task["tool"])
 
     def execution() -> TaskResult:
-        status, output, seconds = _run_with_timeout(
-            tool, task, state["timeout_s"], context.max_output_chars
+        status, got, seconds = _run_with_timeout(
+            tool, task, state["timeout_s"], context.max_output_chars, state.get("arguments")
         )
-        return task_result(task, cast(TaskOutcome, status), output, seconds, wave=wave)
+        done = task_result(task, cast(TaskOutcome, status), got.output, seconds, wave=wave)
+        if got.written:
+            done["written"] = list(got.written)
+        if state.get("keep_value") and got.value is not None:
+            done["value"] = got.value
+        return done
 
     result: TaskResult
     if is_idempotent(tool):

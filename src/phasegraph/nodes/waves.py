@@ -18,8 +18,7 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
-from phasegraph.facts.files import listed_whole
-from phasegraph.facts.tools import listing_tools, read_path, written_argument
+from phasegraph.facts.tools import read_path, written_argument
 from phasegraph.nodes.deps import (
     Deps,
     context_of,
@@ -28,18 +27,18 @@ from phasegraph.nodes.deps import (
     thread_id,
 )
 from phasegraph.nodes.holds import (
-    blind_writes,
     failed_before,
     made_by,
     one_file_in_plan_order,
-    reads_of_nothing,
     repeated_calls,
     unseen_overwrites,
+    writes_not_allowed,
 )
 from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
 from phasegraph.progress import emit
 from phasegraph.state import State, TaskInput, TaskResult, ToolViolation
-from phasegraph.state.reading import current_phase, phase_window, planned_tasks, run_results
+from phasegraph.state.reading import current_phase, planned_tasks, run_results
+from phasegraph.state.references import resolved, taken
 from phasegraph.storage.journal import journal_key
 from phasegraph.tools.constraints import refusal_reason
 from phasegraph.tools.workspace import Workspace
@@ -104,18 +103,14 @@ def picks_read_files(tasks: list[dict[str, Any]], tools: Mapping[str, BaseTool])
 
 
 def _holds(
-    state: State, context: Context, available: Mapping[str, BaseTool], space: Workspace
+    state: State, context: Context, available: Mapping[str, BaseTool]
 ) -> tuple[dict[str, str], dict[str, str]]:
     """The round's tasks held back, with why, and its repeated reads, with the read repeated."""
     tasks = planned_tasks(state)
-    earlier = (r for record in phase_window(state) for r in record["results"])
-    listing = listing_tools(available) if listed_whole(context, available) else set()
-    nothing = reads_of_nothing(tasks, available, space)
-    blind = blind_writes(tasks, available, earlier, listing, nothing)
     seen = run_results(state)
-    blind |= unseen_overwrites(tasks, available, seen, state, context)
-    blind |= failed_before(tasks, available, seen)
-    return blind, repeated_calls(tasks, available)
+    held = unseen_overwrites(tasks, available, seen, state, context)
+    held |= failed_before(tasks, available, seen)
+    return held, repeated_calls(tasks, available)
 
 
 def denied_in_phase(state: State, tool: str, phase_id: str) -> bool:
@@ -157,7 +152,7 @@ class _Wave:
         """The next wave of the round in progress."""
         available = deps.tools_for(context)
         space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
-        blind, repeats = _holds(state, context, available, space)
+        blind, repeats = _holds(state, context, available)
         done = {r["task_id"]: r for r in state.get("results", [])}
         return cls(
             state=state,
@@ -219,6 +214,8 @@ class _Wave:
         decision = (self.state.get("tool_decisions") or {}).get(key)
         if task["tool"] not in self.allowed and decision != "allow":
             return self._refuse(task, key, decision, runtime)
+        if barred := writes_not_allowed(task, self.available, self.allowed):
+            return self.settle(task_result(task, "refused", barred))
         if self.time_left <= 0:
             return self.settle(
                 task_result(task, "timeout", "the round's time limit was reached first")
@@ -227,17 +224,23 @@ class _Wave:
             return self.settle(task_result(task, "skipped", "the step budget is spent"))
         if len(self.sent) >= self.context.max_parallel:
             return False  # the wave is full; the task waits for the next one
-        self.sent.append(
-            {
-                "task": task,
-                "phase_id": phase["id"],
-                "round_seq": self.state["round_seq"],
-                "journal_key": key,
-                "wave": self.number,
-                "timeout_s": min(self.context.task_timeout_s, self.time_left),
-                "workspace": self.root,
-            }
-        )
+        arguments, unresolved = resolved(task["arguments"], self.done)
+        if unresolved:
+            return self.settle(task_result(task, "skipped", unresolved))
+        sent: TaskInput = {
+            "task": task,
+            "phase_id": phase["id"],
+            "round_seq": self.state["round_seq"],
+            "journal_key": key,
+            "wave": self.number,
+            "timeout_s": min(self.context.task_timeout_s, self.time_left),
+            "workspace": self.root,
+        }
+        if arguments != task["arguments"]:
+            sent["arguments"] = arguments  # what the tool is given; the record keeps "$t1"
+        if task["id"] in taken(self.tasks):
+            sent["keep_value"] = True
+        self.sent.append(sent)
         return True
 
     def _refuse(

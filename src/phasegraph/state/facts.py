@@ -6,7 +6,7 @@ summary read it and recompute nothing. Paths are as the tools were given them un
 says they are resolved.
 """
 
-from typing import Any, NotRequired
+from typing import NotRequired
 
 from typing_extensions import TypedDict
 
@@ -34,28 +34,12 @@ class RoundFacts(TypedDict):
     """Files the run's tools wrote, as the workspace resolves them."""
     failing_checks: list[str]
     """The phase's checks that fail, each in words with what code saw."""
-    copies: dict[str, str]
-    """Written files that hold an input's text, with the input (see `evidence.copied_inputs`)."""
-    unsourced: dict[str, str]
-    """Written files holding a number nothing shows, with the number."""
-    misplaced: dict[str, Any]
-    """Written files holding a file name where it is not: [name, [where such files are]]."""
     malformed: NotRequired[dict[str, str]]
     """Written files no longer read as their format (JSON, INI, TOML), with why (resolved)."""
     to_write: list[str]
     """Files the request writes or changes, as the analysis names them (resolved)."""
     unwritten: list[str]
     """Those of them that no tool of the run has written."""
-    commands_unrun: list[str]
-    """Programs the request asks to run that never ran."""
-    commands_unused: list[str]
-    """Programs the request asks to run after which no file it writes was written."""
-    runners: list[str]
-    """Tools of the phase that declare they run programs."""
-    asks_for_copy: bool
-    """Whether the request asks for a file to be copied as it is."""
-    asks_for_path: bool
-    """Whether the request asks for where a file is (its path)."""
     files: str
     """The changed files as the judge reads them: size, how each begins, what changed."""
     workspace: str

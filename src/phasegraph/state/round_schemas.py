@@ -14,6 +14,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from phasegraph.state.references import linked
 from phasegraph.state.result import Result, at_most, number_repeated_ids, renamed
 
 MAX_TASKS_PER_ROUND = 8
@@ -103,6 +104,7 @@ class RoundPlan(Result):
             # As with phases: a name that is no other task of the round (small models put phase
             # ids and tool names here) orders nothing, so it is dropped, not sent back.
             task.depends_on = [other.id for other in waits_for]
+        linked(tasks, [tasks] * len(tasks))  # an argument "$t1" is t1's output: t1 goes first
         _reject_cycles(tasks)
         allowed = ctx.get("allowed_tools")
         if allowed is not None:

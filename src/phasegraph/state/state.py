@@ -32,14 +32,9 @@ from phasegraph.state.evidence import Evidence
 from phasegraph.state.facts import RoundFacts
 
 RunStatus = Literal[
-    "running",
-    "awaiting_review",
-    "completed",
-    "incomplete",
-    "budget_exhausted",
-    "rejected",
+    "running", "awaiting_review", "completed", "incomplete", "budget_exhausted", "rejected",
     "failed",
-]
+]  # fmt: skip
 
 StopReason = Literal["done", "budget", "rejected", "error", "stage_failed"]
 
@@ -89,6 +84,10 @@ class TaskResult(TypedDict):
     """Which dispatch of the round ran it (tasks of one wave run at the same time)."""
     replayed: bool
     """True when the result came from the tool journal instead of a new execution."""
+    written: NotRequired[list[str]]
+    """Files the tool reported it wrote (a command's redirections), beside its declared one."""
+    value: NotRequired[str]
+    """The tool's whole value, kept when a later task of the round takes it (``$id``)."""
     error: NotRequired[RunError]
     """The exception the task's node raised: the run stops at the node after the wave."""
 
@@ -110,6 +109,10 @@ class TaskInput(TypedDict):
     """Seconds the tool may take: the per-task limit, cut to what is left of the round's."""
     workspace: NotRequired[str]
     """The folder the run works in, for a task whose run names none (`graph.folder`)."""
+    arguments: NotRequired[dict[str, Any]]
+    """The arguments the tool is given, where they differ from the task's (``$id`` resolved)."""
+    keep_value: NotRequired[bool]
+    """Whether a later task of the round takes this one's output as an argument (``$id``)."""
 
 
 def merge_results(old: list[TaskResult], new: list[TaskResult]) -> list[TaskResult]:

@@ -186,6 +186,22 @@ SPECS: dict[str, Spec] = {
                  **dict.fromkeys(("-z", "-Z", "--uncompress", "--uncompress-noreport"),
                                  f"{RUNS} (a decompressor)")},
     ),
+    "tr": Spec(flags="cCdst", long=_long(f"complement delete squeeze-repeats truncate-set1 "
+                                        f"{_COMMON}"), operands="none"),
+    "tac": Spec(flags="br", valued="s", long=_long(f"before regex separator= {_COMMON}")),
+    "nl": Spec(
+        flags="p", valued="bdfhilnsvw",
+        long=_long(f"body-numbering= section-delimiter= footer-numbering= header-numbering= "
+                   f"line-increment= join-blank-lines= number-format= no-renumber "
+                   f"number-separator= starting-line-number= number-width= {_COMMON}"),
+    ),
+    "paste": Spec(flags="sz", valued="d", long=_long(f"delimiters= serial zero-terminated "
+                                                      f"{_COMMON}")),
+    "comm": Spec(flags="123z", long=_long(f"check-order nocheck-order output-delimiter= total "
+                                          f"zero-terminated {_COMMON}")),
+    "rev": Spec(flags="hV", long=_long(_COMMON)),
+    "seq": Spec(flags="w", valued="fs", long=_long(f"format= separator= equal-width {_COMMON}"),
+                operands="none"),
     "echo": Spec(operands="none"),
     "expr": Spec(operands="none"),
     "true": Spec(operands="none"),

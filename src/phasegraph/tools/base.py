@@ -10,7 +10,7 @@ import json
 import threading
 import uuid
 from collections.abc import Callable, Coroutine, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from langchain_core.messages import ToolCall, ToolMessage
 from langchain_core.messages.tool import tool_call
@@ -91,7 +91,8 @@ def describe_tools(tools: Iterable[BaseTool]) -> str:
 def _described(tool: BaseTool) -> str:
     params, notes = [], []
     for name, spec in tool.args.items():
-        kind = spec.get("type") or "any"
+        kinds = [o["type"] for o in spec.get("anyOf", ()) if o.get("type") not in (None, "null")]
+        kind = spec.get("type") or " | ".join(kinds) or "any"
         default = f" = {json.dumps(spec['default'])}" if "default" in spec else ""
         params.append(f"{name}: {kind}{default}")
         if spec.get("description"):
@@ -116,13 +117,29 @@ def truncate(text: str, limit: int) -> str:
     return text[:limit] + TRUNCATION_MARKER.format(cut=len(text) - limit, total=len(text))
 
 
+class ToolOutcome(NamedTuple):
+    """What one call of a tool gave: whether it succeeded, its output, and what it reported.
+
+    ``value``: the tool's whole result, for a later task that takes it as an argument
+    (``$id``): its artifact's ``value`` where it reports one (a file's text without the read's
+    notes, a command's output without its exit code), else its output uncut; None when the
+    call failed or the value is not whole (``complete``: False in its artifact). ``written``:
+    files it reports it wrote (its artifact's ``written``: a command's redirections).
+    """
+
+    ok: bool
+    output: str
+    value: str | None = None
+    written: tuple[str, ...] = ()
+
+
 def run_tool(
     tool: BaseTool,
     arguments: Mapping[str, Any],
     max_chars: int,
     config: RunnableConfig | None = None,
-) -> tuple[bool, str]:
-    """Call a tool; returns (ok, output). Errors become text for the judge, never exceptions.
+) -> ToolOutcome:
+    """Call a tool; what it gave (`ToolOutcome`). Errors become text for the judge, never raised.
 
     (But a KeyboardInterrupt on the main thread, where Ctrl-C lands: a run calls its tools in
     threads of their own, where a tool's own KeyboardInterrupt fails its call.)
@@ -143,19 +160,28 @@ def run_tool(
     try:
         output = _invoke(tool, call, config)
     except GraphBubbleUp:
-        return False, NO_PAUSE_IN_TOOLS
+        return ToolOutcome(False, NO_PAUSE_IN_TOOLS)
     except BaseException as exc:  # sys.exit(), a CancelledError of its own: the call failed
         if isinstance(exc, KeyboardInterrupt) and threading.current_thread() is MAIN_THREAD:
             raise  # Ctrl-C, where Python delivers it; raised by a tool elsewhere, it is its own
-        return False, truncate(redact(f"{type(exc).__name__}: {exc}"), max_chars)
+        return ToolOutcome(False, truncate(redact(f"{type(exc).__name__}: {exc}"), max_chars))
     if isinstance(output, Command) or (
         isinstance(output, list) and any(isinstance(item, Command) for item in output)
     ):
-        return False, NO_PAUSE_IN_TOOLS
-    ok = True
+        return ToolOutcome(False, NO_PAUSE_IN_TOOLS)
+    ok, artifact = True, None
     if isinstance(output, ToolMessage):
-        ok, output = output.status != "error", output.content
-    return ok, truncate_output(redact(as_text(output)), max_chars)
+        ok, artifact, output = output.status != "error", output.artifact, output.content
+    text = redact(as_text(output))
+    reported = artifact if isinstance(artifact, Mapping) else {}
+    value: str | None = text
+    if isinstance(reported.get("value"), str):
+        value = redact(reported["value"])
+    if not ok or reported.get("complete") is False:
+        value = None
+    written = reported.get("written")
+    files = tuple(str(f) for f in written) if isinstance(written, list | tuple) else ()
+    return ToolOutcome(ok, truncate_output(text, max_chars), value, files)
 
 
 def _invoke(tool: BaseTool, call: ToolCall, config: RunnableConfig | None) -> Any:

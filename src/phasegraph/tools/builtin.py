@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from phasegraph.errors import ConfigurationError
+from phasegraph.state.result import renamed
 from phasegraph.tools.base import tool_index
 from phasegraph.tools.commands import CommandSettings
 from phasegraph.tools.mcp import load_mcp_tools
-from phasegraph.tools.pipeline import run_command
+from phasegraph.tools.pipeline import execute_command
 from phasegraph.tools.workspace import MAX_WRITE_BYTES, Workspace
 
 BUILTIN_TOOL_NAMES = (
@@ -60,8 +61,18 @@ class _SearchText(BaseModel):
 
 
 class _RunCommand(BaseModel):
-    argv: list[str] = Field(description='Program and arguments, e.g. ["ls", "-l"]; no shell.')
+    command: str | list[str] = Field(
+        description="A command line as a shell user writes it, run without a shell: allowed "
+        "programs joined by |, with < input and > or >> output files, e.g. "
+        '"sort input.txt > out.txt"; or an argv list, run as it is.'
+    )
     timeout_s: float | None = Field(None, description="Seconds before the command is killed.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _argv(cls, data: Any) -> Any:
+        # the argv list this tool took before it took a command line
+        return renamed(data, argv="command")
 
 
 @dataclass(frozen=True)
@@ -74,6 +85,31 @@ class WorkspaceSettings:
     max_write_bytes: int = MAX_WRITE_BYTES
 
 
+def _commanding(space: Workspace, commands: CommandSettings) -> Callable[..., Any]:
+    """run_command's body: the command's text, and the files it wrote and its programs' output."""
+
+    def command(
+        command: str | list[str], timeout_s: float | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        done = execute_command(command, workspace=space, settings=commands.capped(timeout_s))
+        reported = {"written": list(done.written), "value": done.output, "complete": done.whole}
+        return done.text, reported
+
+    return command
+
+
+def _reading(space: Workspace) -> Callable[..., Any]:
+    """read_file's body: the text with its notes, and the text alone (for a ``$id``)."""
+
+    def read(
+        path: str, start_line: int | None = None, end_line: int | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        text, notes, whole = space.read_text(path, start_line, end_line)
+        return text + "".join(f"\n[{n}]" for n in notes), {"value": text, "complete": whole}
+
+    return read
+
+
 @lru_cache(maxsize=32)
 def workspace_tools(settings: WorkspaceSettings) -> tuple[BaseTool, ...]:
     """The six built-in tools bound to one workspace."""
@@ -83,8 +119,7 @@ def workspace_tools(settings: WorkspaceSettings) -> tuple[BaseTool, ...]:
         max_write_bytes=settings.max_write_bytes,
     )
 
-    def command(argv: list[str], timeout_s: float | None = None) -> str:
-        return run_command(argv, workspace=space, settings=settings.commands.capped(timeout_s))
+    command, read = _commanding(space, settings.commands), _reading(space)
 
     # What each tool declares (SPEC 5 and 11): "idempotent" (running it twice does no more than
     # once), "read_only" (it changes nothing, so no phase is narrowed away from it), "writes"
@@ -100,7 +135,7 @@ def workspace_tools(settings: WorkspaceSettings) -> tuple[BaseTool, ...]:
             "List files under a directory.",
             reads | {"lists": "path"},
         ),
-        ("read_file", space.read_file, _ReadFile, "Read a text file, or some of its lines.", reads),
+        ("read_file", read, _ReadFile, "Read a text file, or some of its lines.", reads),
         (
             "write_file",
             space.write_file,
@@ -126,11 +161,11 @@ def workspace_tools(settings: WorkspaceSettings) -> tuple[BaseTool, ...]:
             "run_command",
             command,
             _RunCommand,
-            "Run an allowed program (no shell) in the workspace: "
-            + ", ".join(settings.commands.allowed),
-            # a command's effects are unknown: not idempotent, no file it writes; "runs" names
-            # the argument that holds the program, for a request that asks to run one
-            {"runs": "argv"},
+            "Run a command line of allowed programs in the workspace (a pipeline; > writes a "
+            "program's output to a file exactly): " + ", ".join(settings.commands.runnable),
+            # a command's effects are unknown: not idempotent; "runs" names the argument that
+            # holds the command line; the files it writes it reports (its artifact's "written")
+            {"runs": "command"},
         ),
     ]
     tools: list[BaseTool] = []
@@ -142,6 +177,8 @@ def workspace_tools(settings: WorkspaceSettings) -> tuple[BaseTool, ...]:
                 description=description,
                 args_schema=schema,
                 metadata={**metadata, "workspace": True},
+                # a read's and a command's whole value, and a command's files, beside the text
+                response_format="content_and_artifact" if func in (read, command) else "content",
             )
         )
     return tuple(tools)

@@ -55,6 +55,18 @@ DEFAULT_ALLOWED_COMMANDS: tuple[str, ...] = (
     "file",
     "md5sum",
     "sha256sum",
+    # programs that make a file's content from another's, their output written with > (tr, tac,
+    # nl, paste, comm, rev, seq read no option that writes or runs anything)
+    "tr",
+    "tac",
+    "nl",
+    "paste",
+    "comm",
+    "rev",
+    "seq",
+    # languages of text processing: they run only inside the operating-system sandbox
+    "awk",
+    "sed",
 )
 
 # Programs whose job is to run another program or a script; never allowed by default.
@@ -111,6 +123,13 @@ class CommandSettings:
         if timeout_s and timeout_s > 0:
             return replace(self, timeout_s=min(timeout_s, self.timeout_s))
         return self
+
+    @property
+    def runnable(self) -> tuple[str, ...]:
+        """The allowed programs that can run here: no interpreter without the sandbox."""
+        if self.sandbox == "checks":
+            return tuple(p for p in self.allowed if p not in INTERPRETERS)
+        return self.allowed
 
     @property
     def limits(self) -> Limits:

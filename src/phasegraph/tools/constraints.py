@@ -6,7 +6,9 @@ Rules map a task type (the ``task_type`` of the structured request) to the tools
 Rules are a setting (``Context.tool_rules``) and replace the defaults for the types they name.
 A rule names tools, or kinds of tool by what tools declare of themselves (`KINDS`): ``@writes``
 stands for every tool that declares a file it writes, ``@runs`` for every one that runs
-programs, so the defaults hold for a caller's tools as for the built-in ones.
+programs, so the defaults hold for a caller's tools as for the built-in ones. Writing work may
+run programs: under the sandbox a command reaches nothing but the workspace, and a program that
+writes its result (``sort a > b``) is how content is made exactly.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ KINDS = ("writes", "runs")
 DEFAULT_TOOL_RULES: dict[str, dict[str, list[str]]] = {
     "research": {"forbidden": ["@writes", "@runs"]},
     "analysis": {"forbidden": ["@writes"]},
-    "writing": {"forbidden": ["@runs"]},
 }
 
 

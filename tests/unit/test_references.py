@@ -1,0 +1,159 @@
+"""Programs do the work (SPEC sections 1 and 5): outputs passed by reference, commands that
+write their result, the files a command wrote recorded as writes. Whole runs on the built-in
+tools, a scripted model and a real workspace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import ValidationError
+
+from phasegraph import Context, ScriptedChatModel, build_graph
+from phasegraph.facts.tools import changed_files, command_writes
+from phasegraph.state import RoundPlan
+from phasegraph.state.references import reference, resolved
+
+from scripts import ANALYSIS, SUMMARY, final_state, judgement, phases, round_plan
+
+DONE = judgement()
+CODING = {**ANALYSIS, "task_type": "coding"}  # the built-in rules let coding work run commands
+
+
+def run(ws: Path, plans: list[dict[str, Any]], **settings: Any) -> tuple[dict[str, Any], Any]:
+    steps = {
+        "request_analyser": [CODING],
+        "phase_planner": [phases("p1", rounds=2)],
+        "plan_tool_call": plans,
+        "judge_tasks": [DONE],
+        "summarizer": [SUMMARY],
+    }
+    model = ScriptedChatModel(script=steps)
+    graph = build_graph(model=model, checkpointer=InMemorySaver())
+    out = final_state(
+        graph, {"request": "do the work"}, {"configurable": {"thread_id": "r"}},
+        context=Context(workspace=str(ws), **settings),
+    )  # fmt: skip
+    return out, model
+
+
+def with_deps(plan: dict[str, Any], **deps: list[str]) -> dict[str, Any]:
+    for task in plan["tasks"]:
+        task["depends_on"] = deps.get(task["id"], [])
+    return plan
+
+
+def test_a_write_takes_a_reads_whole_output_in_the_same_round(tmp_path: Path) -> None:
+    # longer than the output a result keeps (max_output_chars): passed whole, never retyped
+    text = "".join(f"line {i}: {'x' * 40}\n" for i in range(400))
+    (tmp_path / "notes.md").write_text(text)
+    plan = round_plan(
+        ("t1", "read_file", {"path": "notes.md"}),
+        ("t2", "write_file", {"path": "copy.md", "content": "$t1"}),
+    )
+    out, _ = run(tmp_path, [plan])
+    assert (tmp_path / "copy.md").read_text() == text
+    results = {r["task_id"]: r for r in out["rounds"][0]["results"]}
+    assert results["t2"]["status"] == "ok" and results["t2"]["arguments"]["content"] == "$t1"
+    assert "value" not in results["t1"]  # the history keeps what was shown, not the value
+    assert out["status"] == "completed"
+
+
+def test_a_reference_to_a_failed_or_cut_output_is_not_passed(tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_text("y" * 5000 + "\n")
+    plan = round_plan(
+        ("t1", "read_file", {"path": "missing.txt"}),
+        ("t2", "write_file", {"path": "a.txt", "content": "$t1"}),
+        ("t3", "read_file", {"path": "big.txt"}),
+        ("t4", "write_file", {"path": "b.txt", "content": "$t3"}),
+    )
+    out, _ = run(tmp_path, [plan, plan], max_read_bytes=1000)
+    results = {r["task_id"]: r for r in out["rounds"][0]["results"]}
+    assert results["t2"]["status"] == "skipped" and "did not succeed" in results["t2"]["output"]
+    assert results["t4"]["status"] == "skipped" and "not whole" in results["t4"]["output"]
+    assert not (tmp_path / "a.txt").exists() and not (tmp_path / "b.txt").exists()
+
+
+def test_a_reference_links_its_task_and_one_to_no_task_is_sent_back() -> None:
+    read = ("1", "read_file", {"path": "a"})
+    plan = RoundPlan.model_validate(round_plan(read, ("2", "write_file", {"content": "$1"})))
+    assert plan.tasks[1].depends_on == ["1"]
+    read = ("t1", "read_file", {"path": "a"})
+    plan = RoundPlan.model_validate(round_plan(read, ("t2", "write_file", {"content": "${1}"})))
+    assert plan.tasks[1].arguments["content"] == "$t1" and plan.tasks[1].depends_on == ["t1"]
+    with pytest.raises(ValidationError, match=r"argument content is \$t9, which names no other"):
+        RoundPlan.model_validate(round_plan(("t1", "write_file", {"path": "b", "content": "$t9"})))
+    with pytest.raises(ValidationError, match="cycle"):
+        RoundPlan.model_validate(
+            round_plan(("a", "write_file", {"path": "x", "content": "$b"}),
+                       ("b", "write_file", {"path": "y", "content": "$a"}))
+        )  # fmt: skip
+    # text that only starts with a dollar sign is text
+    assert reference("$5 a month") is None and reference("cost: $t1") is None
+    assert resolved({"content": "$t1"}, {"t1": {"status": "ok", "value": "v"}}) == (
+        {"content": "v"},
+        None,
+    )
+
+
+def test_a_command_writes_its_result_and_the_write_is_recorded(tmp_path: Path) -> None:
+    (tmp_path / "people.csv").write_text("name,city\nAnn,Oslo\nBob,Rome\nCid,Lima\n")
+    plan = round_plan(
+        ("t1", "run_command", {"command": "cut -d, -f2 people.csv | tail -n +2 > cities.txt"}),
+        ("t2", "run_command", {"command": "tail -n +2 people.csv | wc -l"}),
+        ("t3", "write_file", {"path": "count.txt", "content": "$t2"}),
+    )
+    out, model = run(tmp_path, [with_deps(plan, t3=["t2"])])
+    assert (tmp_path / "cities.txt").read_text() == "Oslo\nRome\nLima\n"
+    assert (tmp_path / "count.txt").read_text().strip() == "3"
+    results = {r["task_id"]: r for r in out["rounds"][0]["results"]}
+    assert results["t1"]["written"] == ["cities.txt"]
+    assert "[wrote 15 bytes to cities.txt]" in results["t1"]["output"]
+    # the judge is told what changed, the command's file among them
+    judged = model.calls_of("judge_tasks")[0][-1].content
+    assert "cities.txt" in judged.split("Files this phase has changed so far:")[1].splitlines()[0]
+
+
+def test_what_a_command_line_writes_is_read_from_the_line() -> None:
+    line = "sort -u a.txt | tee x | head -3 > top.txt 2> errors.log"
+    assert command_writes(line) == ["top.txt", "errors.log"]
+    assert command_writes(["wc", "-l", "a"]) == [] and command_writes("wc -l < a") == []
+    result = {"task_id": "t", "tool": "run_command", "status": "ok", "written": ["top.txt"],
+              "arguments": {"command": line}}  # fmt: skip
+    assert changed_files([result], {}) == ["top.txt"]  # type: ignore[list-item]
+
+
+def test_a_command_that_would_replace_a_file_the_run_has_not_seen_waits(tmp_path: Path) -> None:
+    (tmp_path / "report.txt").write_text("a user's own text\n")
+    (tmp_path / "in.txt").write_text("b\na\n")
+    over = round_plan(("t1", "run_command", {"command": "sort in.txt > report.txt"}))
+    append = round_plan(("t2", "run_command", {"command": "sort in.txt >> report.txt"}))
+    out, _ = run(tmp_path, [over, append])
+    first = out["rounds"][0]["results"][0]
+    assert first["status"] == "skipped" and "has not read it" in first["output"]
+    assert (tmp_path / "report.txt").read_text() == "a user's own text\na\nb\n"
+
+
+def test_a_command_writes_only_where_the_work_may_write(tmp_path: Path) -> None:
+    # analysis work may not write files (the built-in rules): neither may its commands' >
+    (tmp_path / "in.txt").write_text("b\na\n")
+    plan = round_plan(
+        ("t1", "run_command", {"command": "sort in.txt > out.txt"}),
+        ("t2", "run_command", {"command": "sort in.txt"}),
+    )
+    steps = {
+        "request_analyser": [{**ANALYSIS, "task_type": "analysis"}],
+        "phase_planner": [phases("p1", rounds=1)],
+        "plan_tool_call": [plan],
+        "judge_tasks": [DONE],
+        "summarizer": [SUMMARY],
+    }
+    graph = build_graph(model=ScriptedChatModel(script=steps), checkpointer=InMemorySaver())
+    out = final_state(graph, {"request": "look at in.txt"}, {"configurable": {"thread_id": "a"}},
+                      context=Context(workspace=str(tmp_path)))  # fmt: skip
+    first, second = out["rounds"][0]["results"]
+    assert first["status"] == "refused" and "may not write files" in first["output"]
+    assert second["status"] == "ok" and second["output"].endswith("a\nb\n")
+    assert not (tmp_path / "out.txt").exists()
