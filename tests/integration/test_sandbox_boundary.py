@@ -413,6 +413,7 @@ def test_the_default_programs_make_content_from_files(tmp_path: Path) -> None:
         ("awk -F, 'NR > 1 {s += $2} END {print s}' t.csv", "10\n"),
         ("sed -n 2p a.txt", "apple\n"),
     ]:
-        assert run_command(line, workspace=space, settings=settings) == f"exit code: 0\n{want}", line
+        out = run_command(line, workspace=space, settings=settings)
+        assert out == f"exit code: 0\n{want}", line
     with pytest.raises(WorkspaceError, match="sed"):  # interpreters: only inside the sandbox
         run_command("sed -n 2p a.txt", workspace=space, settings=CommandSettings(sandbox="checks"))

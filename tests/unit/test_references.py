@@ -157,3 +157,20 @@ def test_a_command_writes_only_where_the_work_may_write(tmp_path: Path) -> None:
     assert first["status"] == "refused" and "may not write files" in first["output"]
     assert second["status"] == "ok" and second["output"].endswith("a\nb\n")
     assert not (tmp_path / "out.txt").exists()
+
+
+def test_a_command_check_may_be_a_pipeline_but_writes_nothing(tmp_path: Path) -> None:
+    from phasegraph.errors import CheckError
+    from phasegraph.facts.checks import evaluate_checks
+    from phasegraph.tools.checks import record, validate_checks
+
+    (tmp_path / "a.txt").write_text("x\ny\nx\n")
+    context = Context(workspace=str(tmp_path))
+    (parsed,) = validate_checks(["cmd:sort a.txt | uniq -d => x"], context)
+    check = record(parsed, "c1", "caller")
+    assert check["line"] == "sort a.txt | uniq -d"
+    assert check["label"] == "cmd:sort a.txt | uniq -d => x"
+    (evaluated,) = evaluate_checks([check], context)
+    assert evaluated["passed"] is True, evaluated["detail"]
+    with pytest.raises(CheckError, match="a check writes no file"):
+        validate_checks(["cmd:sort a.txt > b.txt"], context)

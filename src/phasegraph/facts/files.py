@@ -115,7 +115,7 @@ def file_originals(request: str, context: Context) -> dict[str, str]:
     """
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     kept: dict[str, str] = {}
-    for name in named_files(request)[:FILES_SHOWN]:
+    for name in files_named(request, space)[:FILES_SHOWN]:
         rel = workspace_path(space, name)
         try:
             data, size = space.read_bytes(space.relative(name), ORIGINAL_BYTES)
@@ -200,7 +200,7 @@ def fully_shown_files(
         return []  # request_files shows nothing then
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     shown = []
-    for name in named_files(request)[:FILES_SHOWN]:
+    for name in files_named(request, space)[:FILES_SHOWN]:
         try:
             _data, size = space.read_bytes(space.relative(name), 0)
         except (OSError, WorkspaceError):
@@ -219,10 +219,10 @@ def request_files(request: str, context: Context, tools: Mapping[str, BaseTool])
     """
     if not on_workspace(tools):
         return ""
-    names = named_files(request)[:FILES_SHOWN]
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    names = files_named(request, space)[:FILES_SHOWN]
     if not names:
         return ""
-    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     shown = []
     for name in names:
         try:
@@ -243,3 +243,15 @@ def file_text(space: Workspace, rel: str) -> str | None:
 
 #: Files up to this size are compared whole when looking for a copied input.
 COPY_COMPARED_BYTES = 65_536
+
+
+def files_named(request: str, space: Workspace) -> list[str]:
+    """The files a request names (`request.named_files`), a name that is a file here counting."""
+
+    def is_file(name: str) -> bool:
+        try:
+            return (space.real_root / space.relative(name)).is_file()
+        except (OSError, WorkspaceError):
+            return False
+
+    return named_files(request, exists=is_file)

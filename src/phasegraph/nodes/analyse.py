@@ -8,7 +8,6 @@ not already hold before any work: otherwise it would check the model's guess, no
 
 from __future__ import annotations
 
-import re
 import uuid
 from typing import Any
 
@@ -18,8 +17,7 @@ from langgraph.runtime import Runtime
 from phasegraph import prompts
 from phasegraph.context import Context
 from phasegraph.facts.checks import evaluate_checks, number_checks
-from phasegraph.facts.files import file_originals
-from phasegraph.facts.request import named_files
+from phasegraph.facts.files import file_originals, files_named
 from phasegraph.models.structured import call_structured, function_spec
 from phasegraph.nodes.deps import Deps, context_of
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
@@ -79,7 +77,7 @@ def named_workspace_files(request: str, context: Context) -> tuple[list[str], li
     """
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     named, new = [], []
-    for name in named_files(request):
+    for name in files_named(request, space):
         try:
             there = (space.real_root / space.relative(name)).exists()
         except WorkspaceError:
@@ -141,72 +139,27 @@ def caller_checks(given: list[Any], space: Workspace) -> list[CheckRecord]:
 #: at all are in `phasegraph.state.checks.ProposedCheck`.
 REFUSED_KINDS = {
     "matches": "a pattern is a guess about the result, not something the request gives",
+    "contains": "a text the file must hold is a guess at the result; a caller pins it with a "
+    "check",
+    "command": "a command that must succeed is the caller's to give, as a check",
 }
 
 
 def not_a_deliverable(check: dict[str, Any], request: str, space: Workspace) -> str | None:
     """Why a proposed check is not a fact about a deliverable the request names, if it is not.
 
-    A file check must name a file the request names and that is not there yet: a file that
-    exists before the work is an input, and a check on it steers the run into editing the
-    input. A text must be one the request gives; a pattern is a guess about the result. A
-    command must be one the request names. Why: docs/traces.md.
+    A file check must name a file the request names (`named_files`) that is not there yet: a
+    file that exists before the work is an input, and a check on it steers the run into
+    editing the input. Only whether a deliverable is there and holds some text is taken from
+    an analysis; what it holds is a guess (`REFUSED_KINDS`). Why: docs/traces.md.
     """
-    said = " ".join(request.casefold().split())
-    if check["kind"] == "command":
-        return None if check["argv"][0].casefold() in said else "the request names no such command"
-    path = check["path"].strip().removeprefix("./")
-    if path.casefold() not in said:
-        return f"the request does not name {path}"
     if check["kind"] in REFUSED_KINDS:
         return REFUSED_KINDS[check["kind"]]
+    path = check["path"].strip().removeprefix("./")
+    if path not in files_named(request, space):
+        return f"the request does not name {path}"
     if (space.real_root / space.relative(path)).exists():
         return f"{path} is there before any work: an input, not a deliverable"
-    if check["kind"] == "contains":
-        return not_given(check["text"], path, said) or held_by_input(check["text"], request, space)
-    return None
-
-
-def held_by_input(text: str, request: str, space: Workspace) -> str | None:
-    """Why ``text`` is a name the request points at in an input, if it is one.
-
-    A quoted text that a file the request names holds as a key (a JSON field, an INI or YAML
-    setting: the text, maybe quoted, then ":" or "=") is that file's own name for a value; a
-    check that a deliverable contains it tells the plan to write the name where the value
-    belongs. A value the input holds ("1.2.3" read out of package.json) is still a text the
-    request may give. Dropping a check only loses a guard; a wrong one steers the work.
-    Why: docs/traces.md.
-    """
-    key = re.compile(r"""(?:^|[\s{,\["'])""" + re.escape(text) + r"""["']?\s*[:=]""", re.I | re.M)
-    for name in named_files(request):
-        try:
-            data, _size = space.read_bytes(space.relative(name), space.max_read_bytes)
-        except (OSError, WorkspaceError):
-            continue  # not there (a deliverable), a folder, or outside the workspace
-        if key.search(data.decode("utf-8", errors="replace")):
-            return f"{text!r} is a key in {name}: a name in an input, not a text to write"
-    return None
-
-
-#: Quotes a request may put around a text it gives: straight, typographic and backticks.
-QUOTES = ("'", '"', "`", "\u2018\u2019", "\u201c\u201d")
-
-
-def not_given(text: str, path: str, said: str) -> str | None:
-    """Why ``text`` is not a text the request gives for ``path`` to hold, if it is not.
-
-    Given means quoted in the request, and not holding ``path`` itself: a text that names the
-    file is the request's words about it, and a word of the request out of quotes is part of
-    its description of the work; neither is what the file must hold. A wrong check blocks right
-    work; a file the request asks to write is still checked for some text. Why: docs/traces.md.
-    """
-    words = " ".join(text.casefold().split())
-    if words not in said:
-        return f"the request does not give the text {text!r}"
-    if path.casefold() in words:
-        return f"{text!r} is the request's words about {path}, not what it must hold"
-    if not any(f"{q[0]}{words}{q[-1]}" in said for q in QUOTES):
-        return f"{text!r} is a word of the request, not a text it gives in quotes"
     return None
 
 

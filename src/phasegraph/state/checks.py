@@ -102,6 +102,9 @@ class CommandCheck(Result):
     kind: Literal["command"]
     argv: list[str] = Field(min_length=1, description='Program and arguments, e.g. ["pytest"].')
     expect: str = Field(default="", description="Text the output must contain (empty: any).")
+    line: str = Field(
+        default="", description='A pipeline instead, as written: "sort a.txt | uniq -d".'
+    )
 
     @field_validator("argv", mode="before")
     @classmethod

@@ -222,6 +222,8 @@ class CheckRecord(TypedDict):
     """Regular expression a matches check wants."""
     argv: list[str]
     """Program and arguments of a command check."""
+    line: NotRequired[str]
+    """A command check's pipeline, as written (``|``, ``<``), where it is one."""
     expect: str
     """Text a command's output must contain (empty: any)."""
     of: NotRequired[str]

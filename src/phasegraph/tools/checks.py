@@ -34,8 +34,9 @@ from pydantic import TypeAdapter, ValidationError
 from phasegraph.errors import CheckError, redact
 from phasegraph.state import CheckRecord, CheckSource
 from phasegraph.state.checks import Check, normalise_check
+from phasegraph.tools.command_line import CommandLineError, parse
 from phasegraph.tools.commands import CommandSettings, check_argv
-from phasegraph.tools.pipeline import run_command
+from phasegraph.tools.pipeline import plan_command, run_command
 from phasegraph.tools.workspace import SEARCH_TIMEOUT_S, Workspace, WorkspaceError
 
 KINDS = ("exists", "contains", "matches", "equals", "number", "keeps", "copy", "cmd")
@@ -87,7 +88,24 @@ def _from_text(text: str) -> dict[str, Any]:
         argv = shlex.split(command)
     except ValueError as exc:
         raise CheckError(f"check {text!r}: the command cannot be split into words: {exc}") from None
-    return {"kind": "command", "argv": argv, "expect": expect.strip()}
+    check: dict[str, Any] = {"kind": "command", "argv": argv, "expect": expect.strip()}
+    return check | pipeline_line(command.strip(), text)
+
+
+def pipeline_line(command: str, text: str) -> dict[str, str]:
+    """``{"line": command}`` when a check's command is a pipeline or reads a file with ``<``.
+
+    Run as `run_command` runs a line; a check writes nothing, so ``>`` is refused.
+    """
+    try:
+        stages = parse(command)
+    except CommandLineError:
+        return {}  # an argv as shlex splits it, checked as before
+    if any(s.stdout or (s.stderr not in (None, "&1")) for s in stages):
+        raise CheckError(f"check {text!r}: a check writes no file; drop its > redirection")
+    if len(stages) > 1 or stages[0].stdin is not None:
+        return {"line": command}
+    return {}
 
 
 def _show(value: object) -> str:
@@ -105,7 +123,7 @@ def label(check: Mapping[str, Any]) -> str:
         return f"{kind}:{check['path']}:{check['text']}"
     if kind == "matches":
         return f"matches:{check['path']}:{check['pattern']}"
-    command = shlex.join(check["argv"])
+    command = check.get("line") or shlex.join(check["argv"])
     return f"cmd:{command}" + (f"{EXPECT_SEPARATOR}{check['expect']}" if check["expect"] else "")
 
 
@@ -114,7 +132,9 @@ def problem(
 ) -> str | None:
     """Why a check cannot be used in this workspace (a path outside it, a command not allowed)."""
     try:
-        if check["kind"] == "command":
+        if check["kind"] == "command" and check.get("line"):
+            plan_command(check["line"], commands, workspace)
+        elif check["kind"] == "command":
             check_argv(list(check["argv"]), commands, workspace)
         else:
             workspace.relative(check["path"])
@@ -193,7 +213,7 @@ def record(
     check: Mapping[str, Any], check_id: str, source: CheckSource, phase_id: str = ""
 ) -> CheckRecord:
     """A check as the state keeps it, not yet evaluated."""
-    return {
+    kept: CheckRecord = {
         "id": check_id,
         "kind": check["kind"],
         "path": check.get("path", ""),
@@ -208,6 +228,9 @@ def record(
         "passed": None,
         "detail": "not evaluated yet",
     }
+    if check.get("line"):
+        kept["line"] = check["line"]
+    return kept
 
 
 def evaluate(check: CheckRecord, workspace: Workspace, commands: CommandSettings) -> CheckRecord:
@@ -341,8 +364,9 @@ def _unequal(path: str, text: str, size: int, wanted: str) -> str:
 
 
 def _run(check: CheckRecord, workspace: Workspace, commands: CommandSettings) -> tuple[bool, str]:
-    command = shlex.join(check["argv"])
-    output = run_command(list(check["argv"]), workspace=workspace, settings=commands)
+    command = check.get("line") or shlex.join(check["argv"])
+    given: str | list[str] = check.get("line") or list(check["argv"])
+    output = run_command(given, workspace=workspace, settings=commands)
     status, _, body = output.partition("\n")
     tail = _short(" ".join(body.split()[-60:]), 160)
     if status.strip() != "exit code: 0":
