@@ -33,6 +33,11 @@ from scripts import (
 WRITE_NOPE = round_plan(("w1", "write_file", {"path": "out.txt", "content": "nope"}))
 WRITE_HELLO = round_plan(("w2", "write_file", {"path": "out.txt", "content": "hello world"}))
 DONE = judgement()  # phase_completed, rate 1.0, end_phase
+#: The step to write full.txt whole (`facts.checks.write_whole`).
+WHOLE = (
+    "make full.txt hold what the request asks (where a program can make it, let it write the "
+    "file: run_command with > full.txt)"
+)
 
 
 def script(**overrides: list[Any]) -> dict[str, list[Any]]:
@@ -77,8 +82,9 @@ def test_a_failing_check_keeps_the_phase_open_and_its_detail_reaches_the_next_pl
     plans = model.calls_of("plan_tool_call")
     assert "FAILS: out.txt holds 'nope', not 'hello'" in plans[1][-1].content
     # the run made out.txt: the step is to write it whole again, not to add the checked text
-    assert "\nStill to do, so plan it now:\n- write out.txt with what the request asks it to " \
-        "hold (this run made it" in plans[1][-1].content
+    assert "\nStill to do, so plan it now:\n- make out.txt hold what the request asks (where " \
+        "a program can make it, let it write the file: run_command with > out.txt) (this run " \
+        "made it" in plans[1][-1].content
     assert "make out.txt contain" not in plans[1][-1].content
     # round 2 made it true: the judge's completion stands
     assert second["judgement"]["phase_completed"] is True
@@ -294,7 +300,7 @@ def test_a_file_still_to_write_is_one_step_that_names_no_checked_text() -> None:
     ]
     absent = {"full.txt"}.__contains__
     assert to_do(checks, absent) == [
-        "write full.txt with what the request asks it to hold (full.txt does not exist)",
+        f"{WHOLE} (full.txt does not exist)",
         "make notes.txt contain 'y' (notes.txt holds 'x', not 'y')",
     ]
     # a file an earlier phase wrote since its checks were last evaluated is edited, not rewritten
@@ -306,20 +312,15 @@ def test_a_file_still_to_write_is_one_step_that_names_no_checked_text() -> None:
     # the run did not make is still edited
     made = {"full.txt"}.__contains__
     assert to_do(checks[:2] + checks[3:4], lambda path: False, made) == [
-        "write full.txt with what the request asks it to hold (this run made it, and what it "
-        "holds falls short of its checks)",
+        f"{WHOLE} (this run made it, and what it holds falls short of its checks)",
         "make notes.txt contain 'y' (notes.txt holds 'x', not 'y')",
     ]
     # a file that must hold some text is one step too
-    assert to_do(checks[2:3], absent) == [
-        "write full.txt with what the request asks it to hold (full.txt does not exist)"
-    ]
+    assert to_do(checks[2:3], absent) == [f"{WHOLE} (full.txt does not exist)"]
     # so is one that is there but blank; neither step says "whole content", which made the
     # model copy a whole input where the request asked for one value of it
     blank = failing("matches", "full.txt", "full.txt is blank", pattern=r"\S")
-    assert to_do([blank], lambda path: False) == [
-        "write full.txt with what the request asks it to hold (full.txt is blank)"
-    ]
+    assert to_do([blank], lambda path: False) == [f"{WHOLE} (full.txt is blank)"]
     # a path that must only exist may be a folder: it is only to be created
     dist = failing("exists", "dist", "dist does not exist")
     assert to_do([dist], {"dist"}.__contains__) == ["create dist (dist does not exist)"]
@@ -329,7 +330,7 @@ def test_the_steps_still_to_do_open_a_line_of_their_own(tmp_path: Path) -> None:
     # the plan prompt puts them right after the history, whose last output ends no line
     context = Context(workspace=str(tmp_path))
     steps = plan_checks([], context, unwritten=["out.txt"])
-    assert steps.startswith("\nStill to do, so plan it now:\n- write out.txt with")
+    assert steps.startswith("\nStill to do, so plan it now:\n- make out.txt hold what")
     check = {"kind": "exists", "path": "out.txt", "text": "", "pattern": "", "passed": False,
              "detail": "out.txt does not exist", "id": "c1", "label": "exists:out.txt"}  # fmt: skip
     shown = plan_checks([check], context)

@@ -174,3 +174,19 @@ def test_a_command_check_may_be_a_pipeline_but_writes_nothing(tmp_path: Path) ->
     assert evaluated["passed"] is True, evaluated["detail"]
     with pytest.raises(CheckError, match="a check writes no file"):
         validate_checks(["cmd:sort a.txt > b.txt"], context)
+
+
+def test_typed_text_over_what_a_program_of_the_round_wrote_is_not_run(tmp_path: Path) -> None:
+    # the 1.5B model ran sort into the file, then wrote the command's words over it
+    (tmp_path / "fruit.txt").write_text("pear\napple\n")
+    plan = round_plan(
+        ("t1", "run_command", {"command": "sort fruit.txt > sorted_fruit.txt"}),
+        ("t2", "write_file", {"path": "sorted_fruit.txt", "content": "sort fruit.txt"}),
+        ("t3", "read_file", {"path": "fruit.txt"}),
+        ("t4", "write_file", {"path": "copy.txt", "content": "$t3"}),
+    )
+    out, _ = run(tmp_path, [with_deps(plan, t2=["t1"])])
+    results = {r["task_id"]: r for r in out["rounds"][0]["results"]}
+    assert results["t2"]["status"] == "skipped" and "t1's program" in results["t2"]["output"]
+    assert (tmp_path / "sorted_fruit.txt").read_text() == "apple\npear\n"
+    assert (tmp_path / "copy.txt").read_text() == "pear\napple\n"

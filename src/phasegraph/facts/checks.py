@@ -179,13 +179,17 @@ def write_readable(path: str, error: str) -> str:
 
 
 def write_whole(path: str, why: str) -> str:
-    """The step to write a file the work makes, whole: "write answer.txt with ...".
+    """The step to write a file the work makes, whole: "make answer.txt hold ...".
 
-    The step says "with what the request asks it to hold", then ``why`` (a check's detail, in
-    brackets): it points the work at the request, not at an input to copy whole, and it does
-    not narrow a file made of several inputs to a part of them. Why: docs/traces.md.
+    The step says "what the request asks it to hold", then how a program's output gets there
+    exactly (``> path``), then ``why`` (a check's detail, in brackets): it points the work at
+    the request, not at an input to copy whole, and at a program rather than retyping what one
+    computes. Why: docs/traces.md.
     """
-    return f"write {path} with what the request asks it to hold ({why})"
+    return (
+        f"make {path} hold what the request asks (where a program can make it, let it write "
+        f"the file: run_command with > {path}) ({why})"
+    )
 
 
 def still_to_do(check: CheckRecord) -> str:

@@ -31,6 +31,7 @@ from phasegraph.nodes.holds import (
     made_by,
     one_file_in_plan_order,
     repeated_calls,
+    typed_over_program_output,
     unseen_overwrites,
     writes_not_allowed,
 )
@@ -110,6 +111,8 @@ def _holds(
     seen = run_results(state)
     held = unseen_overwrites(tasks, available, seen, state, context)
     held |= failed_before(tasks, available, seen)
+    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    held |= typed_over_program_output(tasks, available, space)
     return held, repeated_calls(tasks, available)
 
 

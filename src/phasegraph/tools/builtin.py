@@ -24,13 +24,16 @@ from phasegraph.tools.mcp import load_mcp_tools
 from phasegraph.tools.pipeline import execute_command
 from phasegraph.tools.workspace import MAX_WRITE_BYTES, Workspace
 
+#: In the order the plan's prompt lists them: what reads, what computes, what writes. A small
+#: model reaches for the first tool that fits; a program that makes a file's content comes
+#: before the tools that write what the model types.
 BUILTIN_TOOL_NAMES = (
     "list_files",
     "read_file",
-    "write_file",
-    "edit_file",
     "search_text",
     "run_command",
+    "write_file",
+    "edit_file",
 )
 
 
@@ -181,6 +184,7 @@ def workspace_tools(settings: WorkspaceSettings) -> tuple[BaseTool, ...]:
                 response_format="content_and_artifact" if func in (read, command) else "content",
             )
         )
+    tools.sort(key=lambda tool: BUILTIN_TOOL_NAMES.index(tool.name))
     return tuple(tools)
 
 
