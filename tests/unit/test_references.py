@@ -190,3 +190,26 @@ def test_typed_text_over_what_a_program_of_the_round_wrote_is_not_run(tmp_path: 
     assert results["t2"]["status"] == "skipped" and "t1's program" in results["t2"]["output"]
     assert (tmp_path / "sorted_fruit.txt").read_text() == "apple\npear\n"
     assert (tmp_path / "copy.txt").read_text() == "pear\napple\n"
+
+
+def test_a_substitution_runs_first_and_its_output_is_an_argument(tmp_path: Path) -> None:
+    from phasegraph.tools.command_line import parse
+    from phasegraph.tools.commands import CommandSettings
+    from phasegraph.tools.pipeline import execute_command
+    from phasegraph.tools.workspace import Workspace, WorkspaceError
+
+    (tmp_path / "t.csv").write_text("city,temp\nOslo,3\nRome,18\n")
+    space, settings = Workspace(str(tmp_path)), CommandSettings()
+    done = execute_command("echo $(tail -n +2 t.csv | wc -l) > rows.txt", workspace=space,
+                           settings=settings)  # fmt: skip
+    assert done.written == ("rows.txt",) and (tmp_path / "rows.txt").read_text() == "2\n"
+    said = execute_command('echo "rows: $(wc -l < t.csv)"', workspace=space, settings=settings)
+    assert said.output == "rows: 3\n"
+    (word,) = parse('"a $(ls) b"')[0].words
+    assert word.commands == ("ls",)
+    for line, why in [("echo $(sort t.csv > x.txt)", "may write no file"),
+                      ("echo $(echo $(ls))", "inside another"), ("echo $(rm t.csv)", "rm"),
+                      ("echo $(cat missing.txt)", "did not succeed")]:  # fmt: skip
+        with pytest.raises(WorkspaceError, match=why):
+            execute_command(line, workspace=space, settings=settings)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.txt", "t.csv"]

@@ -4,11 +4,14 @@
     stage    := ( word | redirect )+
     redirect := "<" word | ">" word | ">>" word | "2>" word | "2>>" word | "2>&1"
 
+A ``$(...)`` (unquoted or in double quotes) is a command line of its own, run first, whose
+output, its last newlines dropped, stands in its place (`Word.commands`).
+
 Words are split at blanks and joined from unquoted text, 'single quotes' (taken as they are),
 "double quotes" (where a backslash escapes a quote, a backslash and a dollar sign) and
 backslash escapes. A word with an unquoted ``*``, ``?`` or ``[`` is a pattern, expanded against
 the workspace's files (`Word.pattern`). Nothing else of a shell is read: no variables, no
-substitution, no ``;``, ``&&``, ``||``, ``&``, subshells or here-documents. Such a line is
+backticks, no ``;``, ``&&``, ``||``, ``&``, subshells or here-documents. Such a line is
 refused with the reason, never handed to a shell, so what runs is exactly the programs and
 files the line names.
 """
@@ -31,16 +34,25 @@ _OPERATORS = "|<>;&()`"
 _GLOB = "*?["
 
 
+#: What stands for a ``$(...)`` part in a word's text until it is run (a NUL: no line holds one).
+SUBSTITUTED = "\x00"
+
+
 class CommandLineError(ValueError):
     """A command line the grammar refuses; the message says why and what to write instead."""
 
 
 @dataclass(frozen=True)
 class Word:
-    """One word of a stage: its text, and whether an unquoted glob character makes it a pattern."""
+    """One word of a stage: its text, and whether an unquoted glob character makes it a pattern.
+
+    ``commands``: the command lines of its ``$(...)`` parts, in order; each stands in ``text``
+    as `SUBSTITUTED` followed by its index, and is replaced by what it prints.
+    """
 
     text: str
     pattern: bool = False
+    commands: tuple[str, ...] = ()
 
 
 @dataclass
@@ -152,12 +164,18 @@ def _word(line: str, index: int) -> tuple[Word, int]:
     """The word that starts at ``index`` and where it ends."""
     text: list[str] = []
     pattern = False
+    commands: list[str] = []
     while index < len(line):
         char = line[index]
         if char in _BLANKS or char in "|<>;&()`":
             if char in ";&()`":
                 _operator(line, index)  # raises with the reason
             break
+        if line.startswith("$(", index):
+            command, index = _substitution(line, index)
+            text.append(f"{SUBSTITUTED}{len(commands)}")
+            commands.append(command)
+            continue
         if char == "$" and _expands(line, index):
             raise CommandLineError(
                 "'$' (a variable or a substitution) is not expanded; write the value itself, "
@@ -171,7 +189,7 @@ def _word(line: str, index: int) -> tuple[Word, int]:
             index = end + 1
             continue
         if char == '"':
-            part, index = _double_quoted(line, index + 1)
+            part, index = _double_quoted(line, index + 1, commands)
             text.append(part)
             continue
         if char == "\\":
@@ -182,7 +200,30 @@ def _word(line: str, index: int) -> tuple[Word, int]:
         pattern = pattern or char in _GLOB
         text.append(char)
         index += 1
-    return Word("".join(text), pattern), index
+    return Word("".join(text), pattern, tuple(commands)), index
+
+
+def _substitution(line: str, index: int) -> tuple[str, int]:
+    """The command line of the ``$(...)`` at ``index``, and where it ends.
+
+    Quotes inside it are kept for its own reading; one inside another is refused.
+    """
+    end, quote = index + 2, ""
+    while end < len(line):
+        char = line[end]
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif line.startswith("$(", end):
+            raise CommandLineError("a $(...) inside another is not run; plan it as a task")
+        elif char == ")":
+            inner = line[index + 2 : end].strip()
+            if not inner:
+                raise CommandLineError("$() runs no command")
+            return inner, end + 1
+        end += 1
+    raise CommandLineError("a $( is not closed")
 
 
 def _expands(line: str, index: int) -> bool:
@@ -191,11 +232,16 @@ def _expands(line: str, index: int) -> bool:
     return bool(after) and (after.isalnum() or after in "_{(?#@*!$-")
 
 
-def _double_quoted(line: str, index: int) -> tuple[str, int]:
+def _double_quoted(line: str, index: int, commands: list[str]) -> tuple[str, int]:
     """The text of a double-quoted part that starts after its quote, and where it ends."""
     part: list[str] = []
     while index < len(line):
         char = line[index]
+        if line.startswith("$(", index):
+            command, index = _substitution(line, index)
+            part.append(f"{SUBSTITUTED}{len(commands)}")
+            commands.append(command)
+            continue
         if char == '"':
             return "".join(part), index + 1
         if char == "\\" and line[index + 1 : index + 2] in ('"', "\\", "$", "`"):

@@ -24,13 +24,13 @@ import os
 import stat
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from phasegraph.tools import processes
 from phasegraph.tools.argv_rules import confined_by_checks
 from phasegraph.tools.cgroups import joined, pids_cgroup
-from phasegraph.tools.command_line import CommandLineError, Stage, parse
+from phasegraph.tools.command_line import SUBSTITUTED, CommandLineError, Stage, Word, parse
 from phasegraph.tools.commands import CommandSettings, check_argv, scrubbed_environment
 from phasegraph.tools.planted import git_before, take_away
 from phasegraph.tools.processes import collect, limited, start
@@ -130,6 +130,7 @@ def plan_command(
             stages = parse(command)
         except CommandLineError as exc:
             raise WorkspaceError(f"{command!r}: {exc}") from None
+        stages = [_substituted(stage, workspace, settings) for stage in stages]
         argvs = [_expanded(stage, workspace) for stage in stages]
     elif isinstance(command, list):
         argvs, stages = [command], [Stage()]  # an argv: run as given, no pattern expanded
@@ -154,6 +155,29 @@ def plan_command(
     if len(set(targets)) < len(targets):
         raise WorkspaceError("two redirections name the same file; name each file once")
     return planned
+
+
+def _substituted(stage: Stage, workspace: Workspace, settings: CommandSettings) -> Stage:
+    """``stage`` with each ``$(...)`` of its words run and replaced by what it printed.
+
+    Each is a command line run as any is, checked the same way; it may write no file (its
+    output is an argument). What it printed, its last newlines dropped, is the argument's text,
+    not a pattern; a command that fails stops the whole line, saying so.
+    """
+    words = []
+    for word in stage.words:
+        text = word.text
+        for number, command in enumerate(word.commands):
+            inner = plan_command(command, settings, workspace)
+            if inner.writes:
+                raise WorkspaceError(f"$({command}) may write no file: its output is an argument")
+            done = execute_command(command, workspace=workspace, settings=settings)
+            code = done.text.partition("\n")[0]
+            if code != "exit code: 0":
+                raise WorkspaceError(f"$({command}) did not succeed ({code}): {done.output}")
+            text = text.replace(f"{SUBSTITUTED}{number}", done.output.rstrip("\n"), 1)
+        words.append(Word(text, word.pattern and not word.commands))
+    return replace(stage, words=words)
 
 
 def _expanded(stage: Stage, workspace: Workspace) -> list[str]:
