@@ -106,7 +106,7 @@ def test_max_parallel_makes_waves_and_depends_on_orders_them() -> None:
     assert log[-1] == "t4"
 
 
-def test_a_read_planned_twice_in_a_round_runs_once() -> None:
+def test_a_call_planned_twice_in_a_round_runs_once() -> None:
     # the 1.5B model planned each of four reads twice in one round, a step each
     log: list[str] = []
     nap, write_file, _ = sleepy_tools(log)
@@ -133,9 +133,29 @@ def test_a_read_planned_twice_in_a_round_runs_once() -> None:
     )
     assert results["t2"]["status"] == "ok" and results["t2"]["wave"] == 2
     assert results["t3"]["status"] == "ok"
-    # a tool that may change things may mean to act twice: both writes run
-    assert log.count("a") == 2 and log.count("write x") == 2
-    assert out["step_count"] == 1 + 1 + 5 + 1
+    # identical calls run once (SPEC 5), a write's too: a call with effects would act twice
+    assert results["w1"]["status"] == "skipped" and log.count("write x") == 1
+    # a read that waits for a write other than its first may see something new: it runs
+    assert log.count("a") == 2
+    assert out["step_count"] == 1 + 1 + 4 + 1
+
+
+def test_a_call_with_effects_planned_eight_times_runs_once() -> None:
+    # the embedded model planned add {"a": 2, "b": 3} as p1..p8 in one round
+    sums: list[int] = []
+
+    @tool
+    def add(a: int, b: int) -> str:
+        """Add two numbers and record the sum."""
+        sums.append(a + b)
+        return str(a + b)
+
+    plan = round_plan(*[(f"p{i}", "add", {"a": 2, "b": 3}) for i in range(1, 9)])
+    script = make_script(phase_planner=[phases("p1")], plan_tool_call=[plan])
+    out, *_ = run_graph(script, [add], max_parallel=8)
+    statuses = [r["status"] for r in out["rounds"][0]["results"]]
+    assert sums == [5] and statuses.count("ok") == 1 and statuses.count("skipped") == 7
+    assert out["step_count"] == 1 + 1 + 1 + 1
 
 
 def test_a_read_that_waits_for_its_own_repeat_is_not_left_waiting() -> None:

@@ -245,13 +245,13 @@ def _holds_already(space: Workspace, rel: str, arguments: Mapping[str, Any]) -> 
 def repeated_calls(
     tasks: Sequence[dict[str, Any]], tools: Mapping[str, BaseTool]
 ) -> dict[str, str]:
-    """Reads that repeat an earlier read of the same round, each with the id of that read.
+    """Calls that repeat an earlier identical call of the round, each with that call's id.
 
-    Each execution is a step of the budget, and a read-only call run again returns what it
-    returned, as long as nothing it waits for may have changed the workspace in between: such
-    a repeat is not run, and the tasks that depend on it wait for the first. A read that waits
-    for a write (a check of what was written) runs, and so does any call of a tool that may
-    change things, however often it is planned. Why: docs/traces.md.
+    Identical calls planned in one round run once (SPEC section 5): a read run again returns
+    what it returned, and a call with effects (an append, a payment) run again acts twice.
+    The repeat is not run, and the tasks that depend on it wait for the first. A call that
+    waits for another that may change things, the first itself aside (a read that checks a
+    write, a write after another write), runs: what it sees or does may differ.
     """
     reading = read_only(tools)
     tool_of = {t["id"]: t["tool"] for t in tasks}
@@ -259,13 +259,15 @@ def repeated_calls(
     first: dict[str, str] = {}
     same: dict[str, str] = {}
     for task in tasks:
-        before = upstream(task["id"])
-        if task["tool"] not in reading or any(tool_of.get(d) not in reading for d in before):
-            continue
         call = call_key(task["tool"], task["arguments"])
         same_as = first.setdefault(call, task["id"])
+        if same_as == task["id"]:
+            continue
+        between = upstream(task["id"]) - {same_as} - upstream(same_as)
+        if any(tool_of.get(d) not in reading for d in between):
+            continue  # something it waits for may have changed the workspace since the first
         # a first that waits for its own repeat would wait for itself
-        if same_as != task["id"] and task["id"] not in upstream(same_as):
+        if task["id"] not in upstream(same_as):
             same[task["id"]] = same_as
     return same
 
