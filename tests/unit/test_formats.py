@@ -38,6 +38,10 @@ INI = "[server]\nhost = localhost\nport = 80\n\n[log]\nlevel = info\n"
         ("deep.json", "[" * 5000 + "]" * 5000, None),  # too deep for the parser: not known
         ("p.toml", 'name = "x"\n[tool]\nv = 1\n', None),
         ("P.TOML", "name = \n", "does not read as TOML: Invalid value"),
+        ("calc.py", "def mean(xs):\n    return sum(xs) / len(xs)\n", None),
+        ("calc.py", "def mean(xs)\n    return 1\n", "does not read as Python: expected ':'"),
+        ("app.yaml", "replicas: 3\nports:\n  - 8080\n", None),
+        ("app.yml", "a: [1, 2\nb: 3\n", "does not read as YAML: while parsing a flow sequence"),
         ("notes.txt", "{ not json", None),  # a suffix that names no format code knows
         ("Makefile", "", None),
     ],

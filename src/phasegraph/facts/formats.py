@@ -1,4 +1,4 @@
-"""Whether a file reads as the format its name gives it: JSON, INI or TOML.
+"""Whether a file reads as the format its name gives it: JSON, INI, TOML, YAML or Python.
 
 A run that leaves such a file unreadable to its own kind of reader has broken it, whatever the
 request asked for it: a setting added above a file's first section, a JSON object left
@@ -14,6 +14,8 @@ import json
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import PurePosixPath
+
+import yaml  # type: ignore[import-untyped]
 
 from phasegraph.context import Context
 from phasegraph.facts.files import file_text
@@ -31,12 +33,21 @@ def _ini(text: str) -> None:
     parser.read_string(text)
 
 
+def _python(text: str) -> None:
+    # compiled, not run: a syntax error is the file's form, whatever the code does
+    compile(text, "<file>", "exec", dont_inherit=True)
+
+
 #: The formats known by a file's suffix: their name, and a reader that raises on a bad text.
-#: (Not .cfg: many such files are not INI, haproxy's and grub's among them.)
+#: (Not .cfg: many such files are not INI, haproxy's and grub's among them.) YAML is read by
+#: PyYAML, which langchain-core requires.
 FORMATS: dict[str, tuple[str, Callable[[str], object]]] = {
     ".json": ("JSON", json.loads),
     ".ini": ("INI", _ini),
     ".toml": ("TOML", tomllib.loads),
+    ".yaml": ("YAML", yaml.safe_load),
+    ".yml": ("YAML", yaml.safe_load),
+    ".py": ("Python", _python),
 }
 
 
@@ -53,7 +64,8 @@ def format_error(path: str, text: str) -> str | None:
     name, read = known
     try:
         read(text.removeprefix("\ufeff"))
-    except (ValueError, configparser.Error) as exc:  # JSON's and TOML's errors are ValueErrors
+    # JSON's and TOML's errors are ValueErrors; Python's a SyntaxError, YAML's a YAMLError
+    except (ValueError, configparser.Error, SyntaxError, yaml.YAMLError) as exc:
         return f"does not read as {name}: {clip(_in_words(exc), ERROR_CHARS)}"
     except Exception:  # RecursionError on deep nesting: not known to be broken
         pass
