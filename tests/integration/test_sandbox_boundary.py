@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -221,8 +222,13 @@ def test_a_command_run_as_root_runs_at_most_its_processes_at_once(tmp_path: Path
     out = run_command(["python3", "bomb.py"], workspace=Workspace(str(root)), settings=settings)
     assert "stopped at" in out and "Resource temporarily unavailable" in out, out
     assert 10 <= int(out.split("stopped at ")[1].split()[0]) < 20, out
-    ours = [p for p in cgroups.pids_parent().iterdir() if p.name.startswith("phasegraph-")]
-    assert all(p.name.startswith(f"phasegraph-{os.getpid()}-") for p in ours)  # kept till exit
+    # the command's cgroup is this process's, kept for the next command, its processes gone
+    ours = list(cgroups.pids_parent().glob(f"phasegraph-{os.getpid()}-*"))
+    assert ours
+    deadline = time.monotonic() + 5
+    while any((p / "pids.current").read_text().strip() != "0" for p in ours):
+        assert time.monotonic() < deadline, "a command's processes outlived it"
+        time.sleep(0.05)
 
 
 def test_a_command_runs_at_most_its_processes_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -417,3 +423,23 @@ def test_the_default_programs_make_content_from_files(tmp_path: Path) -> None:
         assert out == f"exit code: 0\n{want}", line
     with pytest.raises(WorkspaceError, match="sed"):  # interpreters: only inside the sandbox
         run_command("sed -n 2p a.txt", workspace=space, settings=CommandSettings(sandbox="checks"))
+
+
+def test_a_process_removes_its_cgroups_when_it_exits(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    root.mkdir()
+    code = textwrap.dedent(f"""
+        import os
+        from phasegraph.tools.commands import CommandSettings
+        from phasegraph.tools.pipeline import run_command
+        from phasegraph.tools.workspace import Workspace
+        from phasegraph.tools.cgroups import pids_parent
+        run_command(["python3", "-c", "print(1)"], workspace=Workspace({str(root)!r}),
+                    settings=CommandSettings(allowed=("python3",)))
+        print(len(list(pids_parent().glob(f"phasegraph-{{os.getpid()}}-*"))), os.getpid())
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, check=True)  # fmt: skip
+    made, pid = done.stdout.split()[-2:]
+    assert int(made) >= 1  # it ran its command in a cgroup of its own
+    assert not list(cgroups.pids_parent().glob(f"phasegraph-{pid}-*"))
