@@ -179,17 +179,14 @@ def write_readable(path: str, error: str) -> str:
 
 
 def write_whole(path: str, why: str) -> str:
-    """The step to write a file the work makes, whole: "make answer.txt hold ...".
+    """The step to write a file the work makes, whole: "write answer.txt with ...".
 
-    The step says "what the request asks it to hold", then how a program's output gets there
-    exactly (``> path``), then ``why`` (a check's detail, in brackets): it points the work at
-    the request, not at an input to copy whole, and at a program rather than retyping what one
-    computes. Why: docs/traces.md.
+    The step says "with what the request asks it to hold", then ``why`` (a check's detail, in
+    brackets): it points the work at the request, not at an input to copy whole. It names no
+    command: told to let a program write the file with ``> path``, the 1.5B model wrote the
+    command's words into the file instead (docs/traces.md).
     """
-    return (
-        f"make {path} hold what the request asks (where a program can make it, let it write "
-        f"the file: run_command with > {path}) ({why})"
-    )
+    return f"write {path} with what the request asks it to hold ({why})"
 
 
 def still_to_do(check: CheckRecord) -> str:

@@ -28,7 +28,6 @@ from phasegraph.facts.tools import (
     written_argument,
 )
 from phasegraph.state import State, TaskResult
-from phasegraph.state.references import references
 from phasegraph.tools.base import is_idempotent, truncate
 from phasegraph.tools.command_line import CommandLineError, parse
 from phasegraph.tools.workspace import Workspace, WorkspaceError, workspace_path
@@ -83,38 +82,6 @@ def reads_of_nothing(
 def _absent(space: Workspace, path: object) -> bool:
     rel = workspace_path(space, path)
     return rel is not None and not os.path.lexists(space.real_root / rel)
-
-
-def typed_over_program_output(
-    tasks: Sequence[Mapping[str, Any]], tools: Mapping[str, BaseTool], space: Workspace
-) -> dict[str, str]:
-    """Whole-file writes of typed text over a file a program of the round writes, with why.
-
-    A program's output written by the program (``sort a > b``) is exact; a whole-file write
-    planned after it, to the same file, would replace it with what the model typed. Such a
-    write is not run. A write that takes a task's output by reference (``$t1``) is not typed,
-    and an edit changes a part: both run.
-    """
-    made: dict[str, str] = {}
-    held: dict[str, str] = {}
-    for task in tasks:
-        tool = tools.get(str(task.get("tool")))
-        path = written_path(task, tools, space)
-        if not path:
-            continue
-        if runs_argument(tool):
-            made[path] = str(task["id"])
-        elif (
-            path in made
-            and tool is not None
-            and is_idempotent(tool)
-            and not references(task.get("arguments") or {})
-        ):
-            held[str(task["id"])] = (
-                f"not run: {path} is written by {made[path]}'s program in this round; a typed "
-                "text over it would replace what the program made"
-            )
-    return held
 
 
 def writes_not_allowed(

@@ -18,7 +18,8 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
-from phasegraph.facts.tools import read_path, written_argument
+from phasegraph.facts.files import listed_whole
+from phasegraph.facts.tools import listing_tools, read_path, written_argument
 from phasegraph.nodes.deps import (
     Deps,
     context_of,
@@ -30,15 +31,16 @@ from phasegraph.nodes.holds import (
     failed_before,
     made_by,
     one_file_in_plan_order,
+    reads_of_nothing,
     repeated_calls,
-    typed_over_program_output,
     unseen_overwrites,
     writes_not_allowed,
 )
 from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
+from phasegraph.nodes.typed_writes import blind_writes, typed_over_program_output
 from phasegraph.progress import emit
 from phasegraph.state import State, TaskInput, TaskResult, ToolViolation
-from phasegraph.state.reading import current_phase, planned_tasks, run_results
+from phasegraph.state.reading import current_phase, phase_window, planned_tasks, run_results
 from phasegraph.state.references import resolved, taken
 from phasegraph.storage.journal import journal_key
 from phasegraph.tools.constraints import refusal_reason
@@ -108,10 +110,14 @@ def _holds(
 ) -> tuple[dict[str, str], dict[str, str]]:
     """The round's tasks held back, with why, and its repeated reads, with the read repeated."""
     tasks = planned_tasks(state)
-    seen = run_results(state)
-    held = unseen_overwrites(tasks, available, seen, state, context)
-    held |= failed_before(tasks, available, seen)
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+    earlier = (r for record in phase_window(state) for r in record["results"])
+    listing = listing_tools(available) if listed_whole(context, available) else set()
+    nothing = reads_of_nothing(tasks, available, space)
+    held = blind_writes(tasks, available, earlier, listing, nothing)
+    seen = run_results(state)
+    held |= unseen_overwrites(tasks, available, seen, state, context)
+    held |= failed_before(tasks, available, seen)
     held |= typed_over_program_output(tasks, available, space)
     return held, repeated_calls(tasks, available)
 

@@ -1,0 +1,111 @@
+"""Holds on writes of typed text: what the model wrote into a call's arguments (SPEC 5).
+
+A program's output, and a task's output passed by reference (``$t1``), are what they are; text
+the model typed into a write is its guess. Two such guesses are held before they run: one
+planned beside the reads it could not have seen (`blind_writes`), and one planned over a file a
+program of the same round writes (`typed_over_program_output`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence, Set
+from typing import Any
+
+from langchain_core.tools import BaseTool
+
+from phasegraph.facts.tools import read_only, read_path, runs_argument, writes_files
+from phasegraph.nodes.holds import written_path
+from phasegraph.state import TaskResult
+from phasegraph.state.references import references
+from phasegraph.tools.base import is_idempotent
+from phasegraph.tools.workspace import Workspace, workspace_path
+
+
+def blind_writes(
+    tasks: list[dict[str, Any]],
+    tools: Mapping[str, BaseTool],
+    earlier: Iterable[TaskResult] = (),
+    shown: Set[str] = frozenset(),
+    nothing: Set[str] = frozenset(),
+) -> dict[str, str]:
+    """The writes a round plans beside reads, each with why it waits for a round of its own.
+
+    A plan's typed arguments are fixed when it is made, so a file written in the round that
+    reads cannot hold what the reads return, with or without a depends_on between them. Such a
+    write is not run; the next plan has the reads' output. A write that takes a read's output
+    by reference (``$t1``) holds what it returns, and runs; so does a command, whose program
+    reads what it needs itself. A round of writes alone runs as planned,
+    and so does a call that declares neither. Once an earlier round of the phase has read (in
+    ``earlier``), a write beside reads runs: its plan had those outputs, and a model that plans
+    a read beside every write would otherwise never write. A read of a file the prompt showed
+    whole still holds the writes beside it, so that the next plan has the read's output in its
+    history as well. ``shown``: reading tools whose output the plan's prompt already held, which
+    hold nothing back: the workspace's listing, where the prompt lists it whole (a write held
+    beside it would wait for nothing new). ``nothing``: reads that can return nothing (see
+    `reads_of_nothing`), which hold nothing back either. Returns each held write's task id with
+    why. Why: docs/traces.md.
+    """
+    reading = read_only(tools) - shown
+    readers = [t["id"] for t in tasks if t["tool"] in reading and t["id"] not in nothing]
+    if not readers or any(r["tool"] in reading and r["status"] == "ok" for r in earlier):
+        return {}
+    why = (
+        f"not run: it was planned beside reads ({', '.join(readers)}) whose output its "
+        "arguments could not hold; plan it alone next round, written from what they returned"
+    )
+    return {
+        t["id"]: why
+        for t in tasks
+        if writes_files(tools.get(t["tool"])) and not references(t.get("arguments") or {})
+    }
+
+
+def reads_of_nothing(
+    tasks: list[dict[str, Any]], tools: Mapping[str, BaseTool], space: Workspace
+) -> set[str]:
+    """The reads a round plans of a path in the workspace that is not there: they fail.
+
+    Such a read can hold no write back, and its failure stops none that makes the file (see
+    `made_by`): a plan may read a file it is about to write and make the write depend on the
+    read, which would otherwise never let the write run. Why: docs/traces.md.
+    """
+    reading = read_only(tools)
+    return {t["id"] for t in tasks if t["tool"] in reading and _absent(space, read_path(t, tools))}
+
+
+def _absent(space: Workspace, path: object) -> bool:
+    rel = workspace_path(space, path)
+    return rel is not None and not os.path.lexists(space.real_root / rel)
+
+
+def typed_over_program_output(
+    tasks: Sequence[Mapping[str, Any]], tools: Mapping[str, BaseTool], space: Workspace
+) -> dict[str, str]:
+    """Whole-file writes of typed text over a file a program of the round writes, with why.
+
+    A program's output written by the program (``sort a > b``) is exact; a whole-file write
+    planned after it, to the same file, would replace it with what the model typed. Such a
+    write is not run. A write that takes a task's output by reference (``$t1``) is not typed,
+    and an edit changes a part: both run.
+    """
+    made: dict[str, str] = {}
+    held: dict[str, str] = {}
+    for task in tasks:
+        tool = tools.get(str(task.get("tool")))
+        path = written_path(task, tools, space)
+        if not path:
+            continue
+        if runs_argument(tool):
+            made[path] = str(task["id"])
+        elif (
+            path in made
+            and tool is not None
+            and is_idempotent(tool)
+            and not references(task.get("arguments") or {})
+        ):
+            held[str(task["id"])] = (
+                f"not run: {path} is written by {made[path]}'s program in this round; a typed "
+                "text over it would replace what the program made"
+            )
+    return held
