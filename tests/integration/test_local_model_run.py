@@ -134,10 +134,11 @@ def test_the_grammar_first_pass_decodes_what_llama_cpp_s_own_chain_does() -> Non
 
     from phasegraph.models import grammar_sampler
     from phasegraph.models.embedded import default_model_path
+    from phasegraph.models.local import new_llama
     from phasegraph.models.local_format import _bounded_numbers
     from phasegraph.models.structured import function_spec
 
-    llm = llama_cpp.Llama(model_path=str(default_model_path()), n_ctx=1024, verbose=False, seed=0)
+    llm = new_llama(str(default_model_path()), n_ctx=1024)
     schema = _bounded_numbers(function_spec("judge_tasks", Judgement)["function"]["parameters"])
     messages: Any = [
         {"role": "user", "content": "A round wrote hello.txt. Judge it by calling judge_tasks."}

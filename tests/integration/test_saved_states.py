@@ -73,9 +73,10 @@ def test_a_saved_state_leaves_the_logits_table_and_restores_the_same_answer() ->
     import llama_cpp
 
     from phasegraph.models.embedded import default_model_path
+    from phasegraph.models.local import new_llama
     from phasegraph.models.state_cache import install_lean_states
 
-    llm = llama_cpp.Llama(model_path=str(default_model_path()), n_ctx=1024, verbose=False, seed=0)
+    llm = new_llama(str(default_model_path()), n_ctx=1024)
     install_lean_states(llm, llama_cpp)
     llm.eval(llm.tokenize(b"The three primary colours are"))
     saved = llm.save_state()

@@ -153,6 +153,28 @@ def disk_states(path: str, n_ctx: int, runtime: str) -> DiskStates | None:
     return DiskStates(cache_dir() / "states" / name, state_disk_mb() << 20, n_ctx)
 
 
+def _extra() -> bool:
+    return os.environ.get("PHASEGRAPH_LLAMA_EXTRA_BUFFERS", "") == "1"
+
+
+def new_llama(path: str, n_ctx: int, n_threads: int | None = None) -> Any:
+    """A llama-cpp-python model of the file, greedy-seeded, as every caller here must load it.
+
+    Its weights sit in plain CPU buffers unless ``PHASEGRAPH_LLAMA_EXTRA_BUFFERS=1`` (see
+    `_without_extra_buffers`), so it runs on any CPU that reports what it cannot use. The
+    instance is llama-cpp-python's own, with none of this module's samplers or caches.
+    """
+    llama_cpp = _import_llama()
+    with nullcontext() if _extra() else _without_extra_buffers(llama_cpp):
+        return llama_cpp.Llama(
+            model_path=path,
+            n_ctx=n_ctx,
+            n_threads=n_threads or os.cpu_count() or 2,
+            seed=0,
+            verbose=False,
+        )
+
+
 def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Any, threading.Lock]:
     """One loaded model per file and context size in a process, with the lock its calls share.
 
@@ -168,19 +190,11 @@ def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Any, threa
             if not os.path.isfile(path):
                 raise ConfigurationError(f"model file {path!r} does not exist")
             llama_cpp = _import_llama()
-            extra = os.environ.get("PHASEGRAPH_LLAMA_EXTRA_BUFFERS", "") == "1"
-            with nullcontext() if extra else _without_extra_buffers(llama_cpp):
-                llm = llama_cpp.Llama(
-                    model_path=path,
-                    n_ctx=n_ctx,
-                    n_threads=n_threads or os.cpu_count() or 2,
-                    seed=0,
-                    verbose=False,
-                )
+            llm = new_llama(path, n_ctx, n_threads)
             grammar_sampler.install(llm, llama_cpp)
             install_lean_states(llm, llama_cpp)
             if state_cache_mb():
-                runtime = f"{getattr(llama_cpp, '__version__', '')}|extra buffers {extra}"
+                runtime = f"{getattr(llama_cpp, '__version__', '')}|extra buffers {_extra()}"
                 disk = disk_states(path, llm.n_ctx(), runtime)
                 llm.set_cache(StateCache(capacity_bytes=state_cache_mb() << 20, disk=disk))
             _loaded[key] = (llm, threading.Lock())
