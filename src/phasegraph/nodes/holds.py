@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Mapping, Sequence, Set
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -31,39 +31,6 @@ from phasegraph.state import State, TaskResult
 from phasegraph.tools.base import is_idempotent, truncate
 from phasegraph.tools.command_line import CommandLineError, parse
 from phasegraph.tools.workspace import Workspace, WorkspaceError, workspace_path
-
-
-def blind_writes(
-    tasks: list[dict[str, Any]],
-    tools: Mapping[str, BaseTool],
-    earlier: Iterable[TaskResult] = (),
-    shown: Set[str] = frozenset(),
-    nothing: Set[str] = frozenset(),
-) -> dict[str, str]:
-    """The writes a round plans beside reads, each with why it waits for a round of its own.
-
-    A plan's arguments are fixed when it is made, so a file written in the round that reads
-    cannot hold what the reads return, with or without a depends_on between them. Such a write
-    is not run; the next plan has the reads' output. A round of writes alone runs as planned,
-    and so does a call that declares neither. Once an earlier round of the phase has read (in
-    ``earlier``), a write beside reads runs: its plan had those outputs, and a model that plans
-    a read beside every write would otherwise never write. A read of a file the prompt showed
-    whole still holds the writes beside it, so that the next plan has the read's output in its
-    history as well. ``shown``: reading tools whose output the plan's prompt already held, which
-    hold nothing back: the workspace's listing, where the prompt lists it whole (a write held
-    beside it would wait for nothing new). ``nothing``: reads that can return nothing (see
-    `reads_of_nothing`), which hold nothing back either. Returns each held write's task id with
-    why. Why: docs/traces.md.
-    """
-    reading = read_only(tools) - shown
-    readers = [t["id"] for t in tasks if t["tool"] in reading and t["id"] not in nothing]
-    if not readers or any(r["tool"] in reading and r["status"] == "ok" for r in earlier):
-        return {}
-    why = (
-        f"not run: it was planned beside reads ({', '.join(readers)}) whose output its "
-        "arguments could not hold; plan it alone next round, written from what they returned"
-    )
-    return {t["id"]: why for t in tasks if writes_files(tools.get(t["tool"]))}
 
 
 def reads_of_nothing(

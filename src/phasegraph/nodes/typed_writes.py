@@ -8,18 +8,17 @@ program of the same round writes (`typed_over_program_output`).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from phasegraph.facts.tools import read_only, read_path, runs_argument, writes_files
+from phasegraph.facts.tools import read_only, runs_argument, writes_files
 from phasegraph.nodes.holds import written_path
 from phasegraph.state import TaskResult
 from phasegraph.state.references import references
 from phasegraph.tools.base import is_idempotent
-from phasegraph.tools.workspace import Workspace, workspace_path
+from phasegraph.tools.workspace import Workspace
 
 
 def blind_writes(
@@ -59,24 +58,6 @@ def blind_writes(
         for t in tasks
         if writes_files(tools.get(t["tool"])) and not references(t.get("arguments") or {})
     }
-
-
-def reads_of_nothing(
-    tasks: list[dict[str, Any]], tools: Mapping[str, BaseTool], space: Workspace
-) -> set[str]:
-    """The reads a round plans of a path in the workspace that is not there: they fail.
-
-    Such a read can hold no write back, and its failure stops none that makes the file (see
-    `made_by`): a plan may read a file it is about to write and make the write depend on the
-    read, which would otherwise never let the write run. Why: docs/traces.md.
-    """
-    reading = read_only(tools)
-    return {t["id"] for t in tasks if t["tool"] in reading and _absent(space, read_path(t, tools))}
-
-
-def _absent(space: Workspace, path: object) -> bool:
-    rel = workspace_path(space, path)
-    return rel is not None and not os.path.lexists(space.real_root / rel)
 
 
 def typed_over_program_output(
