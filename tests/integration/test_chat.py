@@ -87,7 +87,7 @@ def test_chat_runs_a_request_answers_a_review_inline_and_keeps_it_across_slash_c
         term.send("approve")
         done = term.expect("phasegraph> ")
         assert "Files listed" in done and "[completed]" in done
-        assert (tmp_path / "files.md").read_text() == "- notes.txt\n- todo.txt\n"
+        assert (tmp_path / "files.md").read_text() == "notes.txt\ntodo.txt"
         term.send("/report")
         assert "Statistics" in term.expect("phasegraph> ")
         term.send("/quit")

@@ -72,11 +72,11 @@ def test_a_run_pauses_and_a_second_process_resumes_it(ws: Path) -> None:
     done = cli("resume", "t1", "--approve", cwd=ws)  # the model comes from the thread's record
     assert done.returncode == 0, done.stderr
     assert "## Files listed" in done.stdout  # Markdown on stdout when piped
-    assert "phase 2/2: Write" in done.stderr and "t1 write_file" in done.stderr
-    assert (ws / "files.md").read_text() == "- notes.txt\n- todo.txt\n"
+    assert "phase 2/2: Write" in done.stderr and "t2 write_file" in done.stderr
+    assert (ws / "files.md").read_text() == "notes.txt\ntodo.txt"
 
     rows = json.loads(cli("threads", "--json", cwd=ws).stdout)
-    assert [(r["thread_id"], r["status"], r["steps"]) for r in rows] == [("t1", "completed", 7)]
+    assert [(r["thread_id"], r["status"], r["steps"]) for r in rows] == [("t1", "completed", 8)]
     assert cli("threads", "--status", "awaiting_review", cwd=ws).stdout.strip() == "no threads"
 
     shown = cli("show", "t1", cwd=ws)
@@ -87,14 +87,25 @@ def test_a_run_pauses_and_a_second_process_resumes_it(ws: Path) -> None:
     assert state["status"] == "completed" and state["pending_review"] is None
 
 
+def test_the_readme_demo_writes_what_its_folder_holds(tmp_path: Path) -> None:
+    # the README's folder holds notes.txt alone: the scripted demo's files.md must say so, and
+    # a check pinning it whole then vouches for the run's completed
+    (tmp_path / "notes.txt").write_text("meeting notes\n")
+    done = cli("run", "List the files and write them to files.md", "--model", MODEL,
+               "--check", "equals:files.md:notes.txt", "--json", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "files.md").read_text() == "notes.txt"
+    assert json.loads(done.stdout)["evidence"]["verified"] is True
+
+
 def test_reports_in_three_formats(ws: Path) -> None:
     assert cli("run", "List the files", "--thread", "r", "--model", MODEL, cwd=ws).returncode == 0
     md = cli("report", "r", "--format", "md", cwd=ws).stdout
-    assert "## Summary" in md and "## Statistics" in md and "| 2/2 | 2 | 2/2 | 7 | 7 |" in md
+    assert "## Summary" in md and "## Statistics" in md and "| 2/2 | 2 | 3/3 | 8 | 7 |" in md
     data = json.loads(cli("report", "r", "--format", "json", cwd=ws).stdout)
-    assert data["statistics"]["tasks_ok"] == 2 and data["highlights"] == [
-        "2 files found",
-        "files.md written",
+    assert data["statistics"]["tasks_ok"] == 3 and data["highlights"] == [
+        "files listed",
+        "files.md written from the listing",
     ]
     out = ws / "report.html"
     wrote = cli("report", "r", "--format", "html", "-o", str(out), cwd=ws)
@@ -106,7 +117,7 @@ def test_reports_in_three_formats(ws: Path) -> None:
     assert "<h2>Timeline</h2>" in page and "<h2>Model use by stage</h2>" in page
     tree = cli("show", "r", "--tree", cwd=ws)
     assert tree.returncode == 0, tree.stderr
-    assert tree.stdout.startswith("Thread r  completed  7/40 steps")
+    assert tree.stdout.startswith("Thread r  completed  8/40 steps")
     assert "├── ✓ p1 Survey  completed" in tree.stdout and "checks:" not in tree.stdout
 
 
@@ -192,7 +203,7 @@ def test_run_json_and_a_database_that_is_not_one(ws: Path) -> None:
     done = cli("run", "go", "--thread", "j", "--model", MODEL, "--json", cwd=ws)
     assert done.returncode == 0
     result = json.loads(done.stdout)
-    assert result["status"] == "completed" and result["statistics"]["steps"] == 7
+    assert result["status"] == "completed" and result["statistics"]["steps"] == 8
 
     corrupt = ws / "corrupt.sqlite"
     corrupt.write_bytes(b"this is not a database" * 100)
@@ -247,7 +258,7 @@ def test_threads_written_without_the_index_are_listed(ws: Path) -> None:
     with sqlite3.connect(ws / ".phasegraph" / "threads.sqlite") as conn:
         conn.execute("DELETE FROM phasegraph_threads")  # as a database from other code has it
     rows = json.loads(cli("threads", "--json", cwd=ws).stdout)
-    assert [(r["thread_id"], r["status"], r["steps"]) for r in rows] == [("old", "completed", 7)]
+    assert [(r["thread_id"], r["status"], r["steps"]) for r in rows] == [("old", "completed", 8)]
 
 
 def test_threads_in_postgresql_with_the_password_never_shown(ws: Path, postgres_url: str) -> None:
@@ -266,9 +277,9 @@ def test_threads_in_postgresql_with_the_password_never_shown(ws: Path, postgres_
         "resume", "pg1", "--approve", "--db", shown_url, cwd=ws, env={"PGPASSWORD": password}
     )
     assert done.returncode == 0, done.stderr
-    assert (ws / "files.md").read_text() == "- notes.txt\n- todo.txt\n"
+    assert (ws / "files.md").read_text() == "notes.txt\ntodo.txt"
     rows = json.loads(cli("threads", "--json", "--db", postgres_url, cwd=ws).stdout)
-    assert [(r["thread_id"], r["status"], r["steps"]) for r in rows] == [("pg1", "completed", 7)]
+    assert [(r["thread_id"], r["status"], r["steps"]) for r in rows] == [("pg1", "completed", 8)]
     shown = cli("show", "pg1", "--db", postgres_url, cwd=ws)
     assert shown.returncode == 0 and "Survey" in shown.stdout
     wrong = cli("resume", "nope", "--approve", "--db", postgres_url, cwd=ws)
@@ -314,18 +325,19 @@ def test_checks_decide_the_exit_code(ws: Path) -> None:
     assert files_md["vouched_by"] == "partial" and result["evidence"]["verified"] is False
     (ws / "files.md").unlink()  # a check that held before the work would vouch for nothing
     every = cli("run", "go", "--thread", "every", "--model", MODEL, "--check",
-                r"matches:files.md:^- \S+\.txt$", "--json", cwd=ws)  # fmt: skip
+                r"matches:files.md:^\S+\.txt$", "--json", cwd=ws)  # fmt: skip
     (files_md,) = json.loads(every.stdout)["evidence"]["files"]
     assert every.returncode == 0 and files_md["vouched_by"] == "partial", every.stderr
     # the whole text pinned: code vouches for it
     (ws / "files.md").unlink()
     whole = cli("run", "go", "--thread", "whole", "--model", MODEL, "--check",
-                "equals:files.md:- notes.txt\n- todo.txt", "--json", cwd=ws)  # fmt: skip
+                "equals:files.md:notes.txt\ntodo.txt", "--json", cwd=ws)  # fmt: skip
     assert whole.returncode == 0, whole.stderr
     (files_md,) = json.loads(whole.stdout)["evidence"]["files"]
     assert files_md["vouched_by"] == "checks"
     assert json.loads(whole.stdout)["evidence"]["verified"] is True
     # without a check that reads it, completed says on whose word it rests, and how to verify
+    (ws / "files.md").unlink()  # else the demo's unread overwrite of it is held
     plain = cli("run", "go", "--thread", "plain", "--model", MODEL, cwd=ws)
     assert plain.returncode == 0 and "files.md rests on the judge's word alone" in plain.stdout
     note = "note: completed on the judge's word for files.md (in full or in part)"
@@ -381,9 +393,10 @@ def test_the_printed_resume_command_works_as_printed_from_another_folder(
     elsewhere = tmp_path_factory.mktemp("elsewhere")
     done = cli(*shlex.split(printed)[1:], cwd=elsewhere)
     assert done.returncode == 0, done.stderr
-    assert (ws / "files.md").read_text() == "- notes.txt\n- todo.txt\n"
+    assert (ws / "files.md").read_text() == "notes.txt\ntodo.txt"
     assert not (elsewhere / ".phasegraph").exists()
     # with a database of its own, the command names it too
+    (ws / "files.md").unlink()  # else the demo's unread overwrite of it is held
     db = tmp_path_factory.mktemp("dbs") / "runs.sqlite"
     again = cli("run", "List the files", "--thread", "far2", "--review", "plan", "--model",
                 MODEL, "--db", str(db), cwd=ws)  # fmt: skip
@@ -391,6 +404,7 @@ def test_the_printed_resume_command_works_as_printed_from_another_folder(
     assert printed.endswith(f"--workspace {ws} --db {db}")
     assert cli(*shlex.split(printed)[1:], cwd=elsewhere).returncode == 0
     # a model file named relative to the folder the run was started in (README's example)
+    (ws / "files.md").unlink()
     relative = f"scripted:{SCRIPT.relative_to(SCRIPT.parents[1])}"
     third = cli("run", "List the files", "--thread", "far3", "--review", "plan", "--model",
                 relative, "--workspace", str(ws), cwd=SCRIPT.parents[1])  # fmt: skip
@@ -426,7 +440,7 @@ def test_a_thread_resumed_from_another_folder_goes_on_in_its_own(
     db = str(ws / ".phasegraph" / "threads.sqlite")
     done = cli("resume", "t9", "--approve", "--db", db, cwd=elsewhere)
     assert done.returncode == 0, done.stderr
-    assert (ws / "files.md").read_text() == "- notes.txt\n- todo.txt\n"
+    assert (ws / "files.md").read_text() == "notes.txt\ntodo.txt"
     assert list(elsewhere.iterdir()) == []
 
 
@@ -442,7 +456,7 @@ def test_a_run_whose_progress_reader_stops_early_still_runs_to_its_end(ws: Path)
     assert ran.stderr is not None
     ran.stderr.close()  # the reader of the progress is gone
     assert ran.wait(timeout=120) == 0
-    assert (ws / "files.md").read_text() == "- notes.txt\n- todo.txt\n"
+    assert (ws / "files.md").read_text() == "notes.txt\ntodo.txt"
     rows = json.loads(cli("threads", "--json", cwd=ws).stdout)
     assert [(r["thread_id"], r["status"]) for r in rows] == [("pipe", "completed")]
 

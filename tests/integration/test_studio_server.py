@@ -157,7 +157,7 @@ def test_studio_server_pauses_for_review_and_resumes(server: str, tmp_path: Path
     )
     assert done["status"] == "completed"
     assert done["final_summary"].startswith("## Files listed")
-    assert (workspace / "files.md").read_text() == "- notes.txt\n- todo.txt\n"
+    assert (workspace / "files.md").read_text() == "notes.txt\ntodo.txt"
 
 
 def test_studio_server_resumes_with_a_command_and_gives_a_run_its_own_folder(
@@ -202,6 +202,7 @@ def test_studio_server_resumes_with_a_command_and_gives_a_run_its_own_folder(
     with pytest.raises(Exception, match="has ended"):
         client.runs.wait(thread, assistant, input={"request": "again"}, context=context)
     # a copy of the thread goes on in the folder its state records, not an empty one of its id
+    (own / "files.md").unlink()  # else the copy's unread overwrite of it is held
     copied = client.runs.wait(copy, assistant, command={"resume": {"action": "approve"}},
                               context=context)  # fmt: skip
     assert copied["status"] == "completed" and copied["workspace"] == str(own.resolve())
@@ -222,13 +223,14 @@ def test_studio_server_journals_a_call_that_may_not_run_twice_beside_its_threads
 
     script = json.loads(SCRIPT.read_text())
     script["phase_planner"][0]["phases"][1]["allowed_tools"].append("edit_file")
-    edit = {"path": "files.md", "old_text": "- todo.txt", "new_text": "- todo.txt (edited)"}
+    # the thread's own folder is empty: the written listing says so, and the edit marks it
+    edit = {"path": "files.md", "old_text": "is empty", "new_text": "is empty (edited)"}
     script["plan_tool_call"][1]["tasks"].append(
         {
-            "id": "t2",
+            "id": "t3",
             "tool": "edit_file",
             "arguments": edit,
-            "depends_on": ["t1"],
+            "depends_on": ["t2"],
             "purpose": "mark the list",
         }  # fmt: skip
     )
@@ -242,7 +244,7 @@ def test_studio_server_journals_a_call_that_may_not_run_twice_beside_its_threads
         context={"model": "scripted:edits.json"},
     )
     own = thread_folders(tmp_path) / thread
-    assert (own / "files.md").read_text().endswith("- todo.txt (edited)\n"), done
+    assert (own / "files.md").read_text().endswith("is empty (edited)"), done
     with sqlite3.connect(state_of(tmp_path) / ".phasegraph" / "journal.sqlite") as conn:
         rows = conn.execute("SELECT tool, state FROM phasegraph_tool_journal").fetchall()
     assert rows == [("edit_file", "finished")]  # the idempotent write needs no entry
