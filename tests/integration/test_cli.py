@@ -98,6 +98,34 @@ def test_the_readme_demo_writes_what_its_folder_holds(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["evidence"]["verified"] is True
 
 
+def test_threads_of_a_workspace_folder_are_pointed_to_and_db_makes_no_folder(
+    tmp_path: Path,
+) -> None:
+    # the README's run with --workspace demo keeps its threads in demo/: threads and show,
+    # run where the README's commands were, say where they are
+    demo = tmp_path / "demo"
+    demo.mkdir()
+    (demo / "notes.txt").write_text("meeting notes\n")
+    ran = cli("run", "List the files", "--thread", "d", "--workspace", "demo", "--model", MODEL,
+              cwd=tmp_path)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    listed = cli("threads", cwd=tmp_path)
+    assert listed.returncode == 0
+    assert listed.stdout.strip() == "no threads; folders here with threads of their own: " \
+        "--workspace demo"  # fmt: skip
+    shown = cli("show", "d", cwd=tmp_path)
+    assert shown.returncode == 2 and "folders here with threads of their own: --workspace demo" \
+        in shown.stderr  # fmt: skip
+    assert cli("show", "d", "--workspace", "demo", cwd=tmp_path).returncode == 0
+    # a --db in a folder that is not there is a mistyped path: refused, and no folder made
+    missing = tmp_path / "no" / "such" / "runs.sqlite"
+    for command in (("threads",), ("run", "go", "--model", MODEL)):
+        refused = cli(*command, "--db", str(missing), cwd=tmp_path)
+        assert refused.returncode == 2, refused.stderr
+        assert "the folder of the database" in refused.stderr
+    assert not (tmp_path / "no").exists()
+
+
 def test_reports_in_three_formats(ws: Path) -> None:
     assert cli("run", "List the files", "--thread", "r", "--model", MODEL, cwd=ws).returncode == 0
     md = cli("report", "r", "--format", "md", cwd=ws).stdout

@@ -264,7 +264,7 @@ def cmd_threads(session: Session, out: Console) -> int:
         print(json.dumps([r.as_dict() for r in rows], indent=2))
         return EXIT_DONE
     if not rows:
-        out.print("no threads", markup=False)
+        out.print("no threads" + session.elsewhere(), markup=False)
         return EXIT_DONE
     width = max(len(r.thread_id) for r in rows)
     for r in rows:

@@ -61,6 +61,11 @@ class Session:
         else:
             self.db = Path(db).expanduser().resolve()
             self.where = str(self.db)
+            if self.db != self.workspace / DEFAULT_DB and not self.db.parent.exists():
+                raise UsageError(
+                    f"the folder of the database {self.db} is not there: make it, or give "
+                    "--db a file in a folder that is; nothing was changed"
+                )
             if holds_other_tables(self.db):
                 raise UsageError(
                     f"{self.db} is a SQLite database of something else (no threads in it): "
@@ -119,7 +124,9 @@ class Session:
     def graph(self, *, create: bool = True) -> Iterator[PhaseGraph]:
         """The compiled graph over the threads database."""
         if not self.url and not self.db.exists() and not create:
-            raise UsageError(f"no threads database at {self.db} (use --db or --workspace)")
+            raise UsageError(
+                f"no threads database at {self.db} (use --db or --workspace){self.elsewhere()}"
+            )
         with contextlib.ExitStack() as stack:
             try:
                 saver = stack.enter_context(open_checkpointer(self.url or self.db))
@@ -136,6 +143,20 @@ class Session:
         have been made yet.
         """
         return bool(getattr(self.args, "db", None)) and self.db != self.workspace / DEFAULT_DB
+
+    def elsewhere(self) -> str:
+        """Where threads are instead, said after a database that is not there, or "".
+
+        Runs given ``--workspace DIR`` keep their threads in DIR's own database: the folders
+        just below the workspace that hold one are named, as flags that work from here.
+        """
+        if self.url or self.db != self.workspace / DEFAULT_DB:
+            return ""
+        found = nearby_databases(self.workspace)
+        if not found:
+            return ""
+        flags = ", ".join(f"--workspace {shlex.quote(os.path.relpath(f))}" for f in found)
+        return f"; folders here with threads of their own: {flags}"
 
     def exists(self) -> bool:
         """Whether the threads database may hold threads (a server is asked when used)."""
@@ -206,6 +227,30 @@ def _without_password(url: str) -> str:
         netloc = f"{parts.username}@{host}" if parts.username else host
     query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k != "password"])
     return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+#: How many entries of a folder `nearby_databases` looks at, and how many it names.
+NEARBY_ENTRIES, NEARBY_NAMED = 500, 3
+
+
+def nearby_databases(folder: Path) -> list[Path]:
+    """The folders just below ``folder`` that hold a threads database, by name, at most 3.
+
+    Reads at most `NEARBY_ENTRIES` entries, skipping hidden ones, so a large folder costs
+    little; a folder that cannot be read has none.
+    """
+    found: list[Path] = []
+    try:
+        with os.scandir(folder) as entries:
+            for count, entry in enumerate(entries):
+                if count >= NEARBY_ENTRIES:
+                    break
+                if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
+                    if os.path.isfile(os.path.join(entry.path, DEFAULT_DB)):
+                        found.append(Path(entry.path))
+    except OSError:
+        return []
+    return sorted(found)[:NEARBY_NAMED]
 
 
 @contextmanager
