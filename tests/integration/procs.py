@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -18,6 +19,24 @@ _SCRIPT = Path(sys.executable).with_name("phasegraph")
 def phasegraph_argv() -> list[str]:
     """The ``phasegraph`` command: the environment's script, else the module."""
     return [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "phasegraph.cli"]
+
+
+#: How the CLI names itself in the commands it prints, run as `cli_env` runs it: by its path.
+PRINTED = shlex.join(
+    [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "phasegraph.cli"]
+)
+
+
+def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a CLI process: this one's, without the script's folder on PATH.
+
+    So a test sees what a user sees who runs ``.venv/bin/phasegraph`` without activating the
+    environment (as `.ci/run` does), whatever PATH the test runner had.
+    """
+    folders = os.environ.get("PATH", "").split(os.pathsep)
+    own = _SCRIPT.parent.resolve()
+    path = os.pathsep.join(f for f in folders if f and Path(f).resolve() != own)
+    return {**os.environ, "PATH": path, **(extra or {}), "COLUMNS": "200"}
 
 
 def query(db: str | Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:

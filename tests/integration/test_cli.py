@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import pgserver
-from procs import phasegraph_argv
+from procs import PRINTED, cli_env, phasegraph_argv
 
 pytestmark = pytest.mark.integration
 
@@ -35,7 +35,7 @@ def cli(
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, **(env or {}), "COLUMNS": "200"},
+        env=cli_env(env),
     )
 
 
@@ -183,9 +183,9 @@ def test_a_wrong_answer_changes_nothing(ws: Path) -> None:
     taken = cli("run", "other", "--thread", "w", "--model", MODEL, cwd=ws)
     assert taken.returncode == 2 and "a plan_review" in taken.stderr
     command = taken.stderr.split("use `")[1].split("`")[0]
-    assert command.startswith("phasegraph resume w --approve")
-    # and the thread still takes the right answer
-    assert cli(*shlex.split(command)[1:], cwd=ws).returncode == 0
+    assert command.startswith(f"{PRINTED} resume w --approve")
+    # and the thread still takes the right answer, by the command as printed
+    assert subprocess.run(shlex.split(command), cwd=ws, env=cli_env()).returncode == 0
 
 
 @pytest.mark.parametrize(
@@ -417,9 +417,11 @@ def test_the_printed_resume_command_works_as_printed_from_another_folder(
                  MODEL, cwd=ws)  # fmt: skip
     assert paused.returncode == 3, paused.stderr
     printed = next(line.strip() for line in paused.stdout.splitlines() if "--approve" in line)
-    assert printed == f"phasegraph resume far --approve --workspace {ws}"
+    assert printed == f"{PRINTED} resume far --approve --workspace {ws}"
     elsewhere = tmp_path_factory.mktemp("elsewhere")
-    done = cli(*shlex.split(printed)[1:], cwd=elsewhere)
+    # as printed, program included: a user who runs .venv/bin/phasegraph has no bare name
+    done = subprocess.run(shlex.split(printed), cwd=elsewhere, env=cli_env(), capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert (ws / "files.md").read_text() == "notes.txt\ntodo.txt"
     assert not (elsewhere / ".phasegraph").exists()
@@ -513,6 +515,20 @@ def test_a_place_that_cannot_be_written_is_a_usage_error(ws: Path) -> None:
     assert refused.returncode == 2 and "cannot use the database" in refused.stderr, refused.stderr
 
 
+def test_printed_commands_name_the_program_as_it_can_be_typed(ws: Path) -> None:
+    args = ("run", "List the files", "--review", "plan", "--model", MODEL)
+    by_path = cli(*args, "--thread", "p1", cwd=ws)
+    assert by_path.returncode == 3 and f"  {PRINTED} resume p1 --approve" in by_path.stdout
+    script = Path(phasegraph_argv()[0])
+    if script.name != "phasegraph":  # started as a module: there is no script to find
+        return
+    path = f"{script.parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    by_name = subprocess.run([*phasegraph_argv(), *args, "--thread", "p2"], cwd=ws,
+                             env=cli_env({"PATH": path}), capture_output=True,
+                             text=True)  # fmt: skip
+    assert by_name.returncode == 3 and "\n  phasegraph resume p2 --approve" in by_name.stdout
+
+
 def test_ctrl_c_ends_the_run_now_and_stops_the_command_it_runs(ws: Path) -> None:
     import signal
     import time
@@ -526,8 +542,8 @@ def test_ctrl_c_ends_the_run_now_and_stops_the_command_it_runs(ws: Path) -> None
          "purpose": "wait"}  # fmt: skip
     ]
     (ws / "script.json").write_text(json.dumps(script))
-    env = {**os.environ, "PHASEGRAPH_COMMAND_SANDBOX": "checks",
-           "PHASEGRAPH_ALLOWED_COMMANDS": "sleep,ls", "COLUMNS": "200"}  # fmt: skip
+    env = cli_env({"PHASEGRAPH_COMMAND_SANDBOX": "checks",
+                   "PHASEGRAPH_ALLOWED_COMMANDS": "sleep,ls"})  # fmt: skip
 
     def sleeping() -> bool:
         return any(seconds.encode() in line for line in _command_lines())
@@ -551,6 +567,12 @@ def test_ctrl_c_ends_the_run_now_and_stops_the_command_it_runs(ws: Path) -> None
         proc.kill()
     assert proc.returncode == 130 and "interrupted" in err
     assert not sleeping()
+    # the message names the command that goes on with the thread, as it can be typed
+    said = next(line for line in err.splitlines() if line.startswith("interrupted"))
+    command = said.split("go on where the thread stopped with: ")[1]
+    assert command.startswith(f"{PRINTED} resume t-") and f"--workspace {ws}" in command
+    thread = shlex.split(command)[len(shlex.split(PRINTED)) + 1]
+    assert cli("show", thread, "--json", cwd=ws).returncode == 0
 
 
 def _command_lines() -> list[list[bytes]]:

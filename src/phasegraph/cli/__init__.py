@@ -31,6 +31,7 @@ from rich.console import Console
 
 from phasegraph.cli.chat import cmd_chat
 from phasegraph.cli.commands import cmd_report, cmd_resume, cmd_run, cmd_show, cmd_threads
+from phasegraph.cli.render import resume_command
 from phasegraph.cli.session import (
     DEFAULT_DB,
     EXIT_ERROR,
@@ -181,6 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run_command(args: argparse.Namespace, err: _Errors, out: _Output) -> int:
     """Run the parsed command; its exit code, every error a line for the user."""
+    session: Session | None = None
     try:
         session = Session(args, err)
         with database_errors(session.where, session.url):
@@ -189,13 +191,21 @@ def _run_command(args: argparse.Namespace, err: _Errors, out: _Output) -> int:
         _fail(err, exc, args.debug)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        err.print("interrupted; a thread that had started can be resumed", markup=False)
+        err.print(_interrupted(session), markup=False)
         return 130
     except BrokenPipeError:
         return _reader_gone()
     except Exception as exc:  # one line for the user; the traceback with --debug
         _fail(err, exc, args.debug, internal=True)
         return EXIT_ERROR
+
+
+def _interrupted(session: Session | None) -> str:
+    """What Ctrl-C leaves: the command that goes on with the thread, where one had started."""
+    if session is None or not session.thread_id:
+        return "interrupted"
+    command = resume_command(session.thread_id, session.location_flags())
+    return f"interrupted; go on where the thread stopped with: {command}"
 
 
 @contextlib.contextmanager

@@ -20,7 +20,9 @@ from rich.console import Console
 from phasegraph.cli.render import (
     ANSWER_FLAGS,
     print_markdown,
+    program,
     progress_printer,
+    resume_command,
     review_prompt,
     show_text,
 )
@@ -94,6 +96,7 @@ def cmd_run(session: Session, out: Console) -> int:
     if not args.request.strip():
         raise UsageError("the request is empty")
     thread_id = args.thread or new_thread_id("t")
+    session.thread_id = thread_id
     if thread_id.startswith("-") or not thread_id.strip():
         # the commands printed for it would read it as an option
         raise UsageError(f"a thread id must not be blank or start with '-': {thread_id!r}")
@@ -129,8 +132,8 @@ def _taken(graph: PhaseGraph, thread_id: str, values: Mapping[str, Any], where: 
     if pending:
         flags = ANSWER_FLAGS.get(str(pending.get("kind")), ["--approve"])
         answer = f" {flags[0]}"
-        status += f", a {pending.get('kind')}: `phasegraph show {shlex.quote(thread_id)}` asks it"
-    command = f"phasegraph resume {shlex.quote(thread_id)}{answer}{where}"
+        status += f", a {pending.get('kind')}: `{program()} show {shlex.quote(thread_id)}` asks it"
+    command = resume_command(thread_id, f"{answer}{where}")
     return f"thread {thread_id!r} already exists ({status}); use `{command}` or another --thread"
 
 
@@ -220,6 +223,7 @@ def checks_of(values: Mapping[str, Any]) -> list[dict[str, Any]]:
 def cmd_resume(session: Session, out: Console) -> int:
     """`phasegraph resume`: answer the pending review, or continue after an error or a crash."""
     thread_id = session.args.thread
+    session.thread_id = thread_id
     feedback = feedback_from_args(session.args)
     with session.graph(create=False) as graph:
         values = session.values(graph, thread_id)

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shlex
+import shutil
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -139,6 +142,27 @@ def pending_lines(pending: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def program() -> str:
+    """This command's name as a person types it again, from any folder.
+
+    ``phasegraph`` where that name on the PATH is this very program; else the path it was
+    started by, made absolute (``/home/me/proj/.venv/bin/phasegraph``), or ``PYTHON -m
+    phasegraph.cli`` when it was started as a module.
+    """
+    started = sys.argv[0] if sys.argv and sys.argv[0] else "phasegraph"
+    if os.path.basename(started) == "__main__.py":
+        return f"{shlex.quote(sys.executable)} -m phasegraph.cli"
+    on_path = shutil.which("phasegraph")
+    if on_path and os.path.realpath(on_path) == os.path.realpath(shutil.which(started) or started):
+        return "phasegraph"
+    return shlex.quote(os.path.abspath(started))
+
+
+def resume_command(thread_id: str, flags: str) -> str:
+    """The command that resumes ``thread_id``, with ``flags`` (answer, location) as given."""
+    return f"{program()} resume {shlex.quote(thread_id)}{flags}"
+
+
 ANSWER_FLAGS = {
     "plan_review": ["--approve", '--reject "REASON"', '--modify "TEXT"', "--edit PHASES.json"],
     "replan_review": ["--approve", '--reject "REASON"', '--modify "TEXT"', "--edit PHASES.json"],
@@ -153,7 +177,7 @@ def review_prompt(thread_id: str, pending: Mapping[str, Any], where: str) -> str
     lines = [f"Paused for {kind} (thread {thread_id}).", *pending_lines(pending)]
     answers = ANSWER_FLAGS.get(kind, ["--approve", '--reject "REASON"'])
     lines.append("Answer with one of:")
-    lines += [f"  phasegraph resume {shlex.quote(thread_id)} {a}{where}" for a in answers]
+    lines += [f"  {resume_command(thread_id, f' {a}{where}')}" for a in answers]
     return "\n".join(lines)
 
 

@@ -71,6 +71,8 @@ class Session:
                     f"{self.db} is a SQLite database of something else (no threads in it): "
                     "give --db a threads database, or a new file; nothing was changed"
                 )
+        self.thread_id = ""
+        """The thread a run or resume works on, once it is known."""
         if getattr(args, "api_key", None):
             # Into this process's environment only: the key is never a setting or a state value.
             os.environ["PHASEGRAPH_API_KEY"] = args.api_key
