@@ -86,6 +86,9 @@ BOUNDS: dict[str, tuple[float, float]] = {
 """Each numeric setting's least and greatest value: refused outside them, shown in Studio's form."""
 
 
+#: The step budget of a run where nothing sets one (``PHASEGRAPH_MAX_STEPS``).
+DEFAULT_MAX_STEPS = 40
+
 @dataclass(kw_only=True)
 class Context:
     """Settings of one run. Limits are checked on creation; a bad value fails with its name."""
@@ -124,7 +127,7 @@ class Context:
         },
     )
     max_steps: int = field(
-        default_factory=_env("MAX_STEPS", 40, int),
+        default_factory=_env("MAX_STEPS", DEFAULT_MAX_STEPS, int),
         metadata={
             "description": "Step budget of the run: phase plan, plans, judges, replans (every "
             "attempt) and tool executions count one each."

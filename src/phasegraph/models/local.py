@@ -50,7 +50,7 @@ from phasegraph.models.local_format import (
 from phasegraph.models.model_thread import on_model_thread
 from phasegraph.models.state_cache import StateCache, install_lean_states
 
-LOCAL_EXTRA_HINT = 'pip install "phasegraph[local]"'
+LOCAL_EXTRA_HINT = 'pip install -e ".[local]" in your clone of phasegraph'
 
 
 def resolve_model_path(spec: str) -> str:
