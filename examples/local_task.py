@@ -34,9 +34,13 @@ REQUEST = "List the files in this folder and write their names to files.md, one 
 SAMPLE_FILES = {"notes.txt": "meeting notes\n", "todo.txt": "buy milk\n", "plan.md": "# Plan\n"}
 
 
+_BEGAN = time.monotonic()
+
+
 def _progress(event: dict[str, Any]) -> None:
     details = " ".join(f"{k}={v}" for k, v in event.items() if k != "event")
-    print(f"  [{event.get('event')}] {details}"[:200], file=sys.stderr, flush=True)
+    elapsed = time.monotonic() - _BEGAN
+    print(f"  [{elapsed:5.0f}s {event.get('event')}] {details}"[:200], file=sys.stderr, flush=True)
 
 
 def main() -> int:

@@ -11,6 +11,7 @@ import os
 import shlex
 import shutil
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -86,8 +87,16 @@ class _Waiting:
         self.work = STAGE_WORK.get(stage, stage)
         self.started = time.monotonic()
 
+    def line(self) -> str:
+        """What the stage does, and its seconds so far."""
+        return f"  {self.work}... {time.monotonic() - self.started:.0f} s"
+
     def __rich__(self) -> Text:
-        return Text(f"  {self.work}... {time.monotonic() - self.started:.0f} s", style="dim")
+        return Text(self.line(), style="dim")
+
+
+#: Seconds between the lines that say a stage still waits, where no terminal shows a timer.
+HEARTBEAT_S = 30.0
 
 
 @contextlib.contextmanager
@@ -95,23 +104,47 @@ def progress_printer(err: Console) -> Iterator[Callable[[dict[str, Any]], None]]
     """A progress callback that prints each event as one line on ``err``, for the block.
 
     On a terminal, a stage that waits on the model (``stage_started``) shows what it is doing
-    and its seconds so far, on a line the next event replaces; elsewhere (a log, a pipe) that
-    event prints nothing, so the lines stay the events that say what happened.
+    and its seconds so far, on a line the next event replaces. Elsewhere (a log, a pipe) each
+    line starts with the seconds since the command began, the stage's start is a line of its
+    own, and a stage that still waits says so every `HEARTBEAT_S` seconds.
     """
     live = Live(console=err, transient=True, refresh_per_second=2, auto_refresh=True)
+    began = time.monotonic()
+    waiting: list[_Waiting] = []
+    done = threading.Event()
+
+    def say(text: str) -> None:
+        err.print(f"[{time.monotonic() - began:5.0f}s] {text}", markup=False, highlight=False)
+
+    def beat() -> None:
+        while not done.wait(HEARTBEAT_S):
+            if waiting:
+                say(waiting[-1].line().strip() + " so far")
 
     def show(event: dict[str, Any]) -> None:
         if event.get("event") == "stage_started":
             if err.is_terminal:
                 live.update(_Waiting(str(event.get("stage"))), refresh=True)
                 live.start()
+            else:
+                waiting[:] = [_Waiting(str(event.get("stage")))]
+                say(f"  {waiting[-1].work}...")
             return
+        waiting.clear()
         live.stop()
-        err.print(redact(describe_event(event)), markup=False, highlight=False)
+        line = redact(describe_event(event))
+        if err.is_terminal:
+            err.print(line, markup=False, highlight=False)
+        else:
+            say(line)
 
+    heart = threading.Thread(target=beat, name="phasegraph-progress", daemon=True)
+    if not err.is_terminal:
+        heart.start()
     try:
         yield show
     finally:
+        done.set()
         live.stop()
 
 
