@@ -25,7 +25,7 @@ import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
-from typing import get_args
+from typing import Any, get_args
 
 from rich.console import Console
 
@@ -79,19 +79,7 @@ def _add_store_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every command."""
-    parser = argparse.ArgumentParser(
-        prog="phasegraph",
-        description="Plan-and-execute workflows: phases, rounds of plan -> execute -> judge, "
-        "review pauses, and a written summary.",
-        epilog="exit codes: 0 completed (every phase completed, every check passed); 4 ended "
-        "otherwise (incomplete, budget_exhausted, rejected, failed: the summary says why); "
-        "3 paused for a review; 2 bad usage or input; 1 internal error; 130 interrupted "
-        "(Ctrl-C); 141 the reader of the output stopped early (| head)",
-    )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
+def _add_run_command(commands: Any) -> None:
     run = commands.add_parser("run", help="run a request")
     run.add_argument("request", help="what to do")
     run.add_argument("--thread", default=None, help="thread id (default: a new one)")
@@ -121,6 +109,21 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_options(run)
     _add_store_options(run)
 
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command."""
+    parser = argparse.ArgumentParser(
+        prog="phasegraph",
+        description="Plan-and-execute workflows: phases, rounds of plan -> execute -> judge, "
+        "review pauses, and a written summary.",
+        epilog="exit codes: 0 completed (every phase completed, every check passed); 4 ended "
+        "otherwise (incomplete, budget_exhausted, rejected, failed: the summary says why); "
+        "3 paused for a review; 2 bad usage or input; 1 internal error; 130 interrupted "
+        "(Ctrl-C); 141 the reader of the output stopped early (| head)",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    _add_run_command(commands)
     res = commands.add_parser("resume", help="continue a paused, failed or crashed thread")
     res.add_argument("thread", help="thread id")
     answer = res.add_mutually_exclusive_group()
