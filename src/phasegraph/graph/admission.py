@@ -17,6 +17,7 @@ from typing import Any, cast
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, StateSnapshot
 
+from phasegraph.carried import carried_settings
 from phasegraph.context import MAX_STEPS_LIMIT, Context
 from phasegraph.errors import ConfigurationError, ThreadPausedError, ThreadStateError
 from phasegraph.graph.folder import thread_folder
@@ -136,14 +137,17 @@ def with_step_limit(config: RunnableConfig | None, context: Any) -> RunnableConf
 
 
 def resumed_settings(settings: Context, values: Mapping[str, Any], starts: bool) -> Context:
-    """The settings a thread's run goes on with: in the folder it ran in, unless they name one.
+    """The settings a thread's run goes on with: its own (`carried_settings`), in its folder.
 
     A run that continues a thread (an answer to a pause, a resume after an error) and whose
     settings name no workspace works where the thread worked, as `phasegraph resume` does, not
     in the folder the caller happens to be in; settings that name one are kept (a project moved,
     say). A thread whose folder is gone is refused, naming the setting that goes on elsewhere.
     """
-    folder = None if starts else thread_folder(settings, values)
+    if starts:
+        return settings
+    settings = carried_settings(settings, values)
+    folder = thread_folder(settings, values)
     if folder is None:
         return settings
     if not os.path.isdir(folder):

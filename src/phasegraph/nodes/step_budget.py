@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from phasegraph.carried import start_settings
 from phasegraph.context import Context
 from phasegraph.state import Limits, State
 
@@ -21,6 +22,7 @@ def limits_from(context: Context) -> Limits:
         "review": context.review,
         "max_replans": context.max_replans,
         "extra_rounds_per_phase": context.extra_rounds_per_phase,
+        "settings": start_settings(context),
     }
 
 

@@ -31,11 +31,8 @@ from typing_extensions import TypedDict
 from phasegraph.state.evidence import Evidence
 from phasegraph.state.facts import RoundFacts
 
-RunStatus = Literal[
-    "running", "awaiting_review", "completed", "incomplete", "budget_exhausted", "rejected",
-    "failed",
-]  # fmt: skip
-
+RunStatus = Literal["running", "awaiting_review", "completed", "incomplete",
+                    "budget_exhausted", "rejected", "failed"]  # fmt: skip
 StopReason = Literal["done", "budget", "rejected", "error", "stage_failed"]
 
 TaskOutcome = Literal["ok", "failed", "timeout", "refused", "skipped", "interrupted"]
@@ -52,6 +49,8 @@ class Limits(TypedDict):
     """Cap on replans; past it a trigger asks the person or ends the phase."""
     extra_rounds_per_phase: int
     """A phase may run estimated_rounds plus this many rounds."""
+    settings: NotRequired[dict[str, Any]]
+    """Settings the run started with beyond the defaults: a resume that names none keeps them."""
 
 
 class RunError(TypedDict):

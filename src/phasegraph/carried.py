@@ -1,0 +1,63 @@
+"""The settings a thread keeps: what a run started with is what its resumes go on with.
+
+A run given ``Context(model="scripted:...")`` and resumed with ``Command(resume=...)`` and no
+context would otherwise load whatever the defaults name (the embedded model), silently. The
+settings a run starts with beyond the defaults are kept in its limits (`start_settings`), and a
+resume whose settings leave one at its default goes on with the thread's (`carried_settings`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from phasegraph.context import Context
+
+logger = logging.getLogger("phasegraph")
+
+#: Settings a thread does not keep: where it works is kept apart (the state's ``workspace``),
+#: and MCP servers' definitions may carry tokens in their environment.
+NOT_CARRIED = frozenset({"workspace", "mcp_servers"})
+
+
+def start_settings(context: Context) -> dict[str, Any]:
+    """The settings of a new run that differ from the defaults, to keep with its thread.
+
+    A base URL with credentials in it is not kept (no secret in a checkpoint).
+    """
+    defaults = Context.coerce(None)
+    kept = {
+        f.name: getattr(context, f.name)
+        for f in dataclasses.fields(Context)
+        if f.name not in NOT_CARRIED and getattr(context, f.name) != getattr(defaults, f.name)
+    }
+    if "@" in str(kept.get("base_url", "")):
+        kept.pop("base_url")
+    return kept
+
+
+def carried_settings(settings: Context, values: Mapping[str, Any]) -> Context:
+    """The settings a resumed run goes on with: the thread's where the resume's are defaults.
+
+    A setting the resume leaves at its default takes the thread's recorded value; one it
+    names differently is kept, and logged as a change (a warning on the ``phasegraph``
+    logger), so a resume never changes the model or tools unannounced. A thread that recorded
+    none (a new run, an older thread) goes on as given.
+    """
+    recorded = (values.get("limits") or {}).get("settings") or {}
+    names = {f.name for f in dataclasses.fields(Context)} - NOT_CARRIED
+    defaults = Context.coerce(None)
+    taken: dict[str, Any] = {}
+    for name, value in recorded.items():
+        if name not in names:
+            continue  # a setting this version does not know
+        given = getattr(settings, name)
+        if given == getattr(defaults, name):
+            taken[name] = value
+        elif given != value:
+            logger.warning(
+                "this resume changes the thread's setting %s from %r to %r", name, value, given
+            )
+    return dataclasses.replace(settings, **taken) if taken else settings

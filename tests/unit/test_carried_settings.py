@@ -1,0 +1,55 @@
+"""A thread keeps the settings it started with: a resume that names none goes on with them."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from phasegraph import Context, build_graph
+from phasegraph.carried import carried_settings, start_settings
+
+SCRIPT = Path(__file__).parents[2] / "examples" / "cli_script.json"
+
+
+def test_a_resume_without_settings_goes_on_with_the_thread_s_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the defaults name a model that cannot load: a resume that fell back to them would fail
+    monkeypatch.setenv("PHASEGRAPH_MODEL", f"scripted:{tmp_path / 'no-such-script.json'}")
+    (tmp_path / "notes.txt").write_text("meeting notes\n")
+    graph = build_graph(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "kept"}}
+    context = Context(model=f"scripted:{SCRIPT}", review="plan", workspace=str(tmp_path))
+    paused = graph.invoke({"request": "List the files"}, config, context=context)
+    assert paused["__interrupt__"][0].value["kind"] == "plan_review"
+    done = graph.invoke(Command(resume="approve"), config)  # no context at all
+    assert done["status"] == "completed", done.get("error")
+    assert (tmp_path / "files.md").read_text() == "notes.txt"
+
+
+def test_a_resume_that_names_another_setting_keeps_it_and_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    started = Context(model="scripted:a.json", max_parallel=2)
+    values = {"limits": {"settings": start_settings(started)}}
+    assert values["limits"]["settings"] == {"model": "scripted:a.json", "max_parallel": 2}
+    assert carried_settings(Context(), values).model == "scripted:a.json"
+    with caplog.at_level(logging.WARNING, logger="phasegraph"):
+        changed = carried_settings(Context(model="scripted:b.json"), values)
+    assert changed.model == "scripted:b.json" and changed.max_parallel == 2
+    assert "changes the thread's setting model from 'scripted:a.json'" in caplog.text
+    # a thread that recorded nothing (older ones) goes on as given
+    assert carried_settings(Context(model="x"), {"limits": {}}).model == "x"
+
+
+def test_no_secret_and_no_folder_is_kept() -> None:
+    kept = start_settings(
+        Context(base_url="https://user:token@host/v1", workspace="/tmp", model="m",
+                mcp_servers={"s": {"transport": "stdio", "command": "x",
+                                 "env": {"TOKEN": "t"}}})  # fmt: skip
+    )
+    assert kept == {"model": "m"}
