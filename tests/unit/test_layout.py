@@ -130,3 +130,9 @@ def test_the_import_reader_sees_relative_and_conditional_imports(tmp_path: Path)
     )
     known = {"p", "p.b", "p.c", "p.d", "p.e", "p.m"}
     assert _imported_at_load("p.m", module, known) == {"p.b", "p.c"}
+
+
+def test_the_readme_is_a_guide_of_at_most_300_lines_with_troubleshooting() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 300
+    assert "\n## Troubleshooting\n" in readme and "\n## Set up\n" in readme
