@@ -572,7 +572,13 @@ def test_ctrl_c_ends_the_run_now_and_stops_the_command_it_runs(ws: Path) -> None
     command = said.split("go on where the thread stopped with: ")[1]
     assert command.startswith(f"{PRINTED} resume t-") and f"--workspace {ws}" in command
     thread = shlex.split(command)[len(shlex.split(PRINTED)) + 1]
-    assert cli("show", thread, "--json", cwd=ws).returncode == 0
+    # no process runs it any more: it reads interrupted, not running, wherever it is shown
+    shown = cli("show", thread, "--json", cwd=ws)
+    assert shown.returncode == 0 and json.loads(shown.stdout)["status"] == "interrupted"
+    listed = cli("threads", "--json", cwd=ws)
+    assert [(r["thread_id"], r["status"]) for r in json.loads(listed.stdout)] == [
+        (thread, "interrupted")
+    ]
 
 
 def _command_lines() -> list[list[bytes]]:

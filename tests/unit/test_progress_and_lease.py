@@ -162,6 +162,21 @@ def test_two_runners_in_one_process_one_gets_busy() -> None:
     assert graph.get_state(config).next == ()
 
 
+def test_a_lease_is_held_while_its_runner_lives(tmp_path: Path) -> None:
+    db = tmp_path / "leases.sqlite"
+    store = TableLeaseStore(sqlite_database(str(db)))
+    assert not store.held("t")
+    store.acquire("t", "owner")
+    assert store.held("t")
+    child = os.fork()  # a runner that died holding it: not held
+    if child == 0:
+        os._exit(0)
+    os.waitpid(child, 0)
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE phasegraph_leases SET pid = ? WHERE thread_id = 't'", (child,))
+    assert not store.held("t")
+
+
 def test_table_lease_store_blocks_a_live_holder_and_reclaims_a_dead_one(tmp_path: Path) -> None:
     db = tmp_path / "leases.sqlite"
     store = TableLeaseStore(sqlite_database(str(db)))

@@ -6,6 +6,7 @@ Each takes the `Session` and the console for results (stdout) and returns the ex
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shlex
 import sys
@@ -258,7 +259,11 @@ def thread_rows(session: Session, status: str | None, limit: int | None) -> list
                 values = graph.get_state(thread_config(thread_id)).values
                 if values:
                     index.record(thread_id, values)
-    return index.rows(status=status, limit=limit)
+    rows = index.rows(status=status, limit=limit)
+    return [
+        dataclasses.replace(row, status=session.shown_status(row.thread_id, row.status))
+        for row in rows
+    ]
 
 
 def cmd_threads(session: Session, out: Console) -> int:

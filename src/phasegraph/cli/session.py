@@ -26,8 +26,14 @@ from phasegraph.errors import redact, register_secret
 from phasegraph.graph import PhaseGraph, build_graph
 from phasegraph.models.selection import with_absolute_path
 from phasegraph.storage import open_checkpointer
-from phasegraph.storage.database import postgres_database, sqlite_database
+from phasegraph.storage.database import (
+    Database,
+    per_database,
+    postgres_database,
+    sqlite_database,
+)
 from phasegraph.storage.integrity import checked_state
+from phasegraph.storage.lease import TableLeaseStore
 from phasegraph.storage.thread_index import ThreadIndex, index_for
 from phasegraph.tools.boundary import workspace_refusal
 
@@ -166,15 +172,31 @@ class Session:
 
     def index(self) -> ThreadIndex:
         """The thread index of the database (made once per process)."""
-        return index_for(postgres_database(self.url) if self.url else sqlite_database(str(self.db)))
+        return index_for(self._database())
+
+    def _database(self) -> Database:
+        return postgres_database(self.url) if self.url else sqlite_database(str(self.db))
+
+    def shown_status(self, thread_id: str, status: str) -> str:
+        """A thread's status as shown: ``interrupted`` for a run no runner holds any more.
+
+        A run stopped by Ctrl-C, a kill or a crash keeps the status ``running`` in its state;
+        shown so, it would look alive forever. Where no live process holds its lease, it is
+        shown as ``interrupted``: `resume` goes on with it.
+        """
+        if status != "running":
+            return status
+        held = per_database(self._database(), TableLeaseStore).held(thread_id)
+        return "running" if held else "interrupted"
 
     def values(self, graph: PhaseGraph, thread_id: str) -> dict[str, Any]:
-        """A thread's state values; `UsageError` for an unknown thread."""
+        """A thread's state values, its status as shown; `UsageError` for an unknown thread."""
         values = dict(checked_state(graph, thread_config(thread_id)).values)
         if not values:
             raise UsageError(
                 f"unknown thread {thread_id!r} in {self.where}; `phasegraph threads` lists them"
             )
+        values["status"] = self.shown_status(thread_id, str(values.get("status") or "running"))
         return values
 
 

@@ -165,6 +165,13 @@ class TableLeaseStore:
             "DELETE FROM phasegraph_leases WHERE thread_id = ? AND owner = ?", (thread_id, owner)
         )
 
+    def held(self, thread_id: str) -> bool:
+        """Whether a live runner holds the thread's lease now (a dead one's does not count)."""
+        rows = self.db.execute(
+            "SELECT host, pid, expires_at FROM phasegraph_leases WHERE thread_id = ?", (thread_id,)
+        )
+        return bool(rows) and not _stale(*rows[0])
+
 
 def _stale(host: str, pid: int, expires_at: float) -> bool:
     if expires_at < time.time():
