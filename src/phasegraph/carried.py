@@ -18,23 +18,30 @@ from phasegraph.context import Context
 logger = logging.getLogger("phasegraph")
 
 #: Settings a thread does not keep: where it works is kept apart (the state's ``workspace``),
-#: and MCP servers' definitions may carry tokens in their environment.
-NOT_CARRIED = frozenset({"workspace", "mcp_servers"})
+#: MCP servers' definitions may carry tokens in their environment, and an endpoint's address
+#: is not written into a checkpoint (it may name a private host or hold credentials).
+NOT_CARRIED = frozenset({"workspace", "mcp_servers", "base_url"})
+
+#: Kept in place of a model that ran on an endpoint of the caller's: the model name alone
+#: would send the thread's prompts to another endpoint.
+ON_ENDPOINT = "model_on_endpoint"
 
 
 def start_settings(context: Context) -> dict[str, Any]:
     """The settings of a new run that differ from the defaults, to keep with its thread.
 
-    A base URL with credentials in it is not kept (no secret in a checkpoint).
+    No endpoint address is kept (`NOT_CARRIED`); a model that ran on an endpoint given with
+    the run is kept as `ON_ENDPOINT` only, so that a resume without it is told, not re-routed.
     """
     defaults = Context.coerce(None)
-    kept = {
+    kept: dict[str, Any] = {
         f.name: getattr(context, f.name)
         for f in dataclasses.fields(Context)
         if f.name not in NOT_CARRIED and getattr(context, f.name) != getattr(defaults, f.name)
     }
-    if "@" in str(kept.get("base_url", "")):
-        kept.pop("base_url")
+    if context.base_url != defaults.base_url:
+        kept.pop("model", None)
+        kept[ON_ENDPOINT] = True
     return kept
 
 
@@ -43,12 +50,19 @@ def carried_settings(settings: Context, values: Mapping[str, Any]) -> Context:
 
     A setting the resume leaves at its default takes the thread's recorded value; one it
     names differently is kept, and logged as a change (a warning on the ``phasegraph``
-    logger), so a resume never changes the model or tools unannounced. A thread that recorded
-    none (a new run, an older thread) goes on as given.
+    logger), as is a resume that names no endpoint for a thread that ran on one, so a resume
+    never changes the model or tools unannounced. A thread that recorded none (a new run, an
+    older thread) goes on as given.
     """
     recorded = (values.get("limits") or {}).get("settings") or {}
     names = {f.name for f in dataclasses.fields(Context)} - NOT_CARRIED
     defaults = Context.coerce(None)
+    if recorded.get(ON_ENDPOINT) and settings.base_url == defaults.base_url:
+        logger.warning(
+            "the thread ran on a model endpoint given with its run, which is not kept with it; "
+            "this resume names none and goes on with %r: give it the run's model and base_url",
+            settings.model or "the embedded model",
+        )
     taken: dict[str, Any] = {}
     for name, value in recorded.items():
         if name not in names:

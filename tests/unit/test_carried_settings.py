@@ -52,4 +52,13 @@ def test_no_secret_and_no_folder_is_kept() -> None:
                 mcp_servers={"s": {"transport": "stdio", "command": "x",
                                  "env": {"TOKEN": "t"}}})  # fmt: skip
     )
-    assert kept == {"model": "m"}
+    # the model ran on the caller's endpoint: neither is kept, and a resume without it is told
+    assert kept == {"model_on_endpoint": True}
+    assert start_settings(Context(workspace="/tmp", model="m")) == {"model": "m"}
+
+
+def test_a_resume_without_the_thread_s_endpoint_is_told(caplog: pytest.LogCaptureFixture) -> None:
+    values = {"limits": {"settings": start_settings(Context(base_url="http://h/v1", model="m"))}}
+    with caplog.at_level(logging.WARNING, logger="phasegraph"):
+        carried_settings(Context(), values)
+    assert "not kept with it" in caplog.text and "http://h" not in str(values)
