@@ -22,16 +22,15 @@ logger = logging.getLogger("phasegraph")
 #: is not written into a checkpoint (it may name a private host or hold credentials).
 NOT_CARRIED = frozenset({"workspace", "mcp_servers", "base_url"})
 
-#: Kept in place of a model that ran on an endpoint of the caller's: the model name alone
-#: would send the thread's prompts to another endpoint.
+#: Kept where the run named an endpoint (``base_url``, which is not kept).
 ON_ENDPOINT = "model_on_endpoint"
 
 
 def start_settings(context: Context) -> dict[str, Any]:
     """The settings of a new run that differ from the defaults, to keep with its thread.
 
-    No endpoint address is kept (`NOT_CARRIED`); a model that ran on an endpoint given with
-    the run is kept as `ON_ENDPOINT` only, so that a resume without it is told, not re-routed.
+    No endpoint address is kept (`NOT_CARRIED`); a run on one is marked `ON_ENDPOINT`, so
+    that a resume naming no endpoint is told, and not sent elsewhere with the model's name.
     """
     defaults = Context.coerce(None)
     kept: dict[str, Any] = {
@@ -39,8 +38,7 @@ def start_settings(context: Context) -> dict[str, Any]:
         for f in dataclasses.fields(Context)
         if f.name not in NOT_CARRIED and getattr(context, f.name) != getattr(defaults, f.name)
     }
-    if context.base_url != defaults.base_url:
-        kept.pop("model", None)
+    if context.base_url:
         kept[ON_ENDPOINT] = True
     return kept
 
@@ -57,10 +55,12 @@ def carried_settings(settings: Context, values: Mapping[str, Any]) -> Context:
     recorded = (values.get("limits") or {}).get("settings") or {}
     names = {f.name for f in dataclasses.fields(Context)} - NOT_CARRIED
     defaults = Context.coerce(None)
-    if recorded.get(ON_ENDPOINT) and settings.base_url == defaults.base_url:
+    if recorded.get(ON_ENDPOINT) and not settings.base_url:
+        # the model's name alone would send the thread's prompts to another endpoint
+        names.discard("model")
         logger.warning(
-            "the thread ran on a model endpoint given with its run, which is not kept with it; "
-            "this resume names none and goes on with %r: give it the run's model and base_url",
+            "the thread ran on a model endpoint (base_url), which is not kept with it; this "
+            "resume names none and goes on with %r: give it the run's model and base_url",
             settings.model or "the embedded model",
         )
     taken: dict[str, Any] = {}

@@ -579,6 +579,9 @@ def test_ctrl_c_ends_the_run_now_and_stops_the_command_it_runs(ws: Path) -> None
     assert [(r["thread_id"], r["status"]) for r in json.loads(listed.stdout)] == [
         (thread, "interrupted")
     ]
+    for status, expected in (("interrupted", [thread]), ("running", [])):
+        chosen = cli("threads", "--status", status, "--json", cwd=ws)
+        assert [r["thread_id"] for r in json.loads(chosen.stdout)] == expected, chosen.stderr
 
 
 def _command_lines() -> list[list[bytes]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import shutil
 from pathlib import Path
 
 import pytest
@@ -52,13 +53,42 @@ def test_no_secret_and_no_folder_is_kept() -> None:
                 mcp_servers={"s": {"transport": "stdio", "command": "x",
                                  "env": {"TOKEN": "t"}}})  # fmt: skip
     )
-    # the model ran on the caller's endpoint: neither is kept, and a resume without it is told
-    assert kept == {"model_on_endpoint": True}
+    # the address is not kept; that the run had one is, so that a resume without one is told
+    assert kept == {"model": "m", "model_on_endpoint": True}
     assert start_settings(Context(workspace="/tmp", model="m")) == {"model": "m"}
 
 
 def test_a_resume_without_the_thread_s_endpoint_is_told(caplog: pytest.LogCaptureFixture) -> None:
     values = {"limits": {"settings": start_settings(Context(base_url="http://h/v1", model="m"))}}
     with caplog.at_level(logging.WARNING, logger="phasegraph"):
-        carried_settings(Context(), values)
+        resumed = carried_settings(Context(), values)
     assert "not kept with it" in caplog.text and "http://h" not in str(values)
+    assert resumed.model == ""  # not the endpoint's model name, sent elsewhere
+    # given an endpoint again, the resume goes on with the thread's model on it
+    assert carried_settings(Context(base_url="http://h/v1"), values).model == "m"
+
+
+def test_kept_settings_edited_to_widen_the_operator_s_are_refused_on_a_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from phasegraph import ConfigurationError, ScriptedChatModel
+
+    from scripts import make_script
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("WORKSPACE", "ALLOWED_COMMANDS", "COMMAND_SANDBOX", "MODEL"):
+        monkeypatch.delenv(f"PHASEGRAPH_{name}", raising=False)
+    graph = build_graph(model=ScriptedChatModel(script=make_script()),
+                        checkpointer=InMemorySaver(),
+                        thread_workspaces=str(tmp_path / "threads"))  # fmt: skip
+    config = {"configurable": {"thread_id": "widen"}}
+    graph.invoke({"request": "write out.txt"}, config, context={"review": "plan"})
+    limits = dict(graph.get_state(config).values["limits"])
+    limits["settings"] = {**limits.get("settings", {}), "allowed_commands": ["bash"]}
+    graph.update_state(config, {"limits": limits})
+    with pytest.raises(ConfigurationError, match=r"\['allowed_commands'\] go beyond"):
+        graph.invoke(Command(resume="approve"), config)
+    # and where the thread's folder is gone (a cache cleared), as it goes on in a new one
+    shutil.rmtree(tmp_path / "threads")
+    with pytest.raises(ConfigurationError, match=r"\['allowed_commands'\] go beyond"):
+        graph.invoke(Command(resume="approve"), config)

@@ -145,7 +145,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     threads = commands.add_parser("threads", help="list threads")
     threads.add_argument(
-        "--status", default=None, choices=get_args(RunStatus), help="only threads with this status"
+        "--status",
+        default=None,
+        choices=(*get_args(RunStatus), "interrupted"),
+        help="only threads with this status",
     )
     threads.add_argument("--limit", type=int, default=50, help="at most this many (0: all)")
     threads.add_argument("--json", action="store_true", help="print JSON")
@@ -219,10 +222,18 @@ def _run_command(args: argparse.Namespace, err: _Errors, out: _Output) -> int:
 
 def _interrupted(session: Session | None) -> str:
     """What Ctrl-C leaves: the command that goes on with the thread, where one had started."""
-    if session is None or not session.thread_id:
+    if session is None or not session.thread_id or not _saved(session):
         return "interrupted"
     command = resume_command(session.thread_id, session.location_flags())
     return f"interrupted; go on where the thread stopped with: {command}"
+
+
+def _saved(session: Session) -> bool:
+    """Whether the session's thread was saved (a first run may stop before its first step)."""
+    try:
+        return session.exists() and session.index().get(session.thread_id) is not None
+    except Exception:  # the database unreadable now: no command that could not work
+        return False
 
 
 @contextlib.contextmanager

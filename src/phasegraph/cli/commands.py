@@ -259,11 +259,15 @@ def thread_rows(session: Session, status: str | None, limit: int | None) -> list
                 values = graph.get_state(thread_config(thread_id)).values
                 if values:
                     index.record(thread_id, values)
-    rows = index.rows(status=status, limit=limit)
-    return [
+    # a stored "running" is shown as "interrupted" where no process holds it: filter as shown
+    stored = "running" if status == "interrupted" else status
+    rows = index.rows(status=stored, limit=None if stored == "running" else limit)
+    shown = [
         dataclasses.replace(row, status=session.shown_status(row.thread_id, row.status))
         for row in rows
     ]
+    shown = [row for row in shown if status is None or row.status == status]
+    return shown[:limit] if limit else shown
 
 
 def cmd_threads(session: Session, out: Console) -> int:

@@ -118,8 +118,9 @@ def progress_printer(err: Console) -> Iterator[Callable[[dict[str, Any]], None]]
 
     def beat() -> None:
         while not done.wait(HEARTBEAT_S):
-            if waiting:
-                say(waiting[-1].line().strip() + " so far")
+            current = next(iter(waiting[-1:]), None)  # one read: the main thread may clear it
+            if current is not None:
+                say(current.line().strip() + " so far")
 
     def show(event: dict[str, Any]) -> None:
         if event.get("event") == "stage_started":
@@ -145,6 +146,8 @@ def progress_printer(err: Console) -> Iterator[Callable[[dict[str, Any]], None]]
         yield show
     finally:
         done.set()
+        if heart.is_alive():
+            heart.join()  # no line after the block's own
         live.stop()
 
 

@@ -195,8 +195,8 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         thread copied on a server included), else, on a graph with `thread_workspaces`, a
         folder of the thread's own under it (made here). There, a thread whose folder is gone
         (a cache cleared) goes on in a folder of its own, which its output names, rather than
-        stay stranded; and the thread's folder is held to the operator's bounds as a named one
-        is (`within_operator`): a state edited to name another folder is refused.
+        stay stranded; and the thread's folder and kept settings are held to the operator's
+        bounds as given ones are (`within_operator`): a state edited to widen them is refused.
         """
         if not self.thread_workspaces:
             return resumed_settings(settings, values, starts)
@@ -207,8 +207,8 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         if not resumed.workspace:
             configurable = (config or {}).get("configurable") or {}
             workspace = thread_workspace(self.thread_workspaces, configurable)
-            return dataclasses.replace(resumed, workspace=workspace)
-        if resumed is not settings:  # the state's folder; the run's own `run_context` checked
+            resumed = dataclasses.replace(resumed, workspace=workspace)
+        if resumed is not settings:  # the state's folder or settings (the run's: `run_context`)
             within_operator(resumed, Context.coerce(None), self.thread_workspaces)
         return resumed
 
