@@ -26,7 +26,8 @@ def results_by_task(out: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def run_in(ws: Path, script: dict[str, list[Any]], **kw: Any) -> dict[str, Any]:
     graph = build_graph(model=ScriptedChatModel(script=script), checkpointer=InMemorySaver(), **kw)
-    return final_state(graph, 
+    return final_state(
+        graph,
         {"request": "tidy the workspace"},
         {"configurable": {"thread_id": "ws"}},
         context=Context(workspace=str(ws)),
@@ -195,7 +196,8 @@ def test_no_tools_given_means_the_builtin_tools_and_tools_given_means_only_those
             }
         )
         graph = build_graph(model=model, checkpointer=InMemorySaver(), **kw)
-        final_state(graph, 
+        final_state(
+            graph,
             {"request": "x"},
             {"configurable": {"thread_id": "p"}},
             context=Context(workspace=str(tmp_path)),
@@ -348,8 +350,12 @@ def test_callbacks_see_each_task_once_in_sync_and_async_runs(tmp_path: Path) -> 
     script = {
         "request_analyser": [ANALYSIS],
         "phase_planner": [phases("p1")],
-        "plan_tool_call": [round_plan(("w", "write_file", {"path": "a.txt", "content": "a"}),
-                                      ("l", "list_files", {}))],  # fmt: skip
+        "plan_tool_call": [
+            round_plan(
+                ("w", "write_file", {"path": "a.txt", "content": "a"}),
+                ("b", "write_file", {"path": "b.txt", "content": "b"}),
+            )
+        ],
         "judge_tasks": [judgement()],
         "summarizer": [SUMMARY],
     }

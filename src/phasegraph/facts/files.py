@@ -46,8 +46,6 @@ CHANGES_SHOWN = 4
 CHANGED_LINE_CHARS = 100
 
 
-
-
 def resolved_paths(paths: Iterable[object], context: Context) -> list[str]:
     """Paths as the workspace resolves them, each once; a path outside it is kept as written.
 
@@ -174,12 +172,6 @@ def workspace_files(context: Context, tools: Mapping[str, BaseTool]) -> str:
     return prompts.WORKSPACE_FILES.format(files=shown + more)
 
 
-def listed_whole(context: Context, tools: Mapping[str, BaseTool]) -> bool:
-    """Whether `workspace_files` shows the whole workspace: a listing then shows nothing new."""
-    entries = _listing(context, tools)
-    return entries is not None and len(entries) <= ENTRIES_SHOWN
-
-
 def _listing(context: Context, tools: Mapping[str, BaseTool]) -> list[str] | None:
     """The workspace's first entries, one past those shown; None where prompts show none."""
     if not listing_tools(tools):
@@ -192,9 +184,7 @@ def _listing(context: Context, tools: Mapping[str, BaseTool]) -> list[str] | Non
         return None
 
 
-def fully_shown_files(
-    request: str, context: Context, tools: Mapping[str, BaseTool]
-) -> list[str]:
+def fully_shown_files(request: str, context: Context, tools: Mapping[str, BaseTool]) -> list[str]:
     """The files the request names that `request_files` shows whole to plans and judges."""
     if not on_workspace(tools):
         return []  # request_files shows nothing then

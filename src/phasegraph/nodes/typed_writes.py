@@ -25,33 +25,34 @@ def blind_writes(
     tasks: list[dict[str, Any]],
     tools: Mapping[str, BaseTool],
     earlier: Iterable[TaskResult] = (),
-    shown: Set[str] = frozenset(),
     nothing: Set[str] = frozenset(),
 ) -> dict[str, str]:
-    """The writes a round plans beside reads, each with why it waits for a round of its own.
+    """The typed writes a round plans beside reads, each with why it waits for a round of its own.
 
     A plan's typed arguments are fixed when it is made, so a file written in the round that
     reads cannot hold what the reads return, with or without a depends_on between them. Such a
-    write is not run; the next plan has the reads' output. A write that takes a read's output
-    by reference (``$t1``) holds what it returns, and runs; so does a command, whose program
-    reads what it needs itself. A round of writes alone runs as planned,
-    and so does a call that declares neither. Once an earlier round of the phase has read (in
-    ``earlier``), a write beside reads runs: its plan had those outputs, and a model that plans
-    a read beside every write would otherwise never write. A read of a file the prompt showed
-    whole still holds the writes beside it, so that the next plan has the read's output in its
-    history as well. ``shown``: reading tools whose output the plan's prompt already held, which
-    hold nothing back: the workspace's listing, where the prompt lists it whole (a write held
-    beside it would wait for nothing new). ``nothing``: reads that can return nothing (see
-    `reads_of_nothing`), which hold nothing back either. Returns each held write's task id with
-    why. Why: docs/traces.md.
+    write is not run; the next plan has the reads' output, and the reason names the forms that
+    carry it in the same round: the read's output by reference (``$t1``), or a command that
+    writes its own output (``>``). A write that takes a read's output by reference holds what
+    it returns, and runs; so does a command, whose program reads what it needs itself. A round
+    of writes alone runs as planned, and so does a call that declares neither. Once an earlier
+    round of the phase has read (in ``earlier``), a write beside reads runs: its plan had those
+    outputs, and a model that plans a read beside every write would otherwise never write. A
+    read whose output the prompt already showed (the workspace's listing, a file shown whole)
+    holds the typed writes beside it too: what the read returns is what the write may need, and
+    the form that passes it exactly is one argument away. ``nothing``: reads that can return
+    nothing (see `reads_of_nothing`), which hold nothing back. Returns each held write's task
+    id with why.
     """
-    reading = read_only(tools) - shown
+    reading = read_only(tools)
     readers = [t["id"] for t in tasks if t["tool"] in reading and t["id"] not in nothing]
     if not readers or any(r["tool"] in reading and r["status"] == "ok" for r in earlier):
         return {}
     why = (
-        f"not run: it was planned beside reads ({', '.join(readers)}) whose output its "
-        "arguments could not hold; plan it alone next round, written from what they returned"
+        f"not run: it was planned beside reads ({', '.join(readers)}) whose output its typed "
+        f'text could not hold. To write what {readers[0]} returns, give "${readers[0]}" as '
+        "the text; to write what a program computes from files, let run_command write it "
+        "with >; else plan it alone next round, written from what the reads returned"
     )
     return {
         t["id"]: why

@@ -18,8 +18,7 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
-from phasegraph.facts.files import listed_whole
-from phasegraph.facts.tools import listing_tools, read_path, written_argument
+from phasegraph.facts.tools import read_path, written_argument
 from phasegraph.nodes.deps import (
     Deps,
     context_of,
@@ -112,9 +111,8 @@ def _holds(
     tasks = planned_tasks(state)
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     earlier = (r for record in phase_window(state) for r in record["results"])
-    listing = listing_tools(available) if listed_whole(context, available) else set()
     nothing = reads_of_nothing(tasks, available, space)
-    held = blind_writes(tasks, available, earlier, listing, nothing)
+    held = blind_writes(tasks, available, earlier, nothing)
     seen = run_results(state)
     held |= unseen_overwrites(tasks, available, seen, state, context)
     held |= failed_before(tasks, available, seen)
