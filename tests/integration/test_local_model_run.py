@@ -167,3 +167,48 @@ def test_the_grammar_first_pass_decodes_what_llama_cpp_s_own_chain_does() -> Non
             temperature=0,
             response_format={"type": "json_object", "schema": too_long},
         )
+
+
+def test_ctrl_c_stops_the_local_model_s_answer_at_once(tmp_path: Path) -> None:
+    # the interrupt used to wait for the answer being written, and for its retries: 40 to 70 s
+    import json
+    import shlex
+    import signal
+    import time
+
+    from procs import cli_env, phasegraph_argv
+
+    (tmp_path / "notes.txt").write_text("hello\n")
+    request = "List the files here and write their names to files.md."
+    argv = [*phasegraph_argv(), "run", request, "--workspace", str(tmp_path)]
+    proc = subprocess.Popen(
+        argv,
+        cwd=tmp_path,
+        env={k: v for k, v in cli_env().items() if k != "PHASEGRAPH_MODEL"},  # the default
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal has it
+    )
+    assert proc.stdout is not None
+    try:
+        for line in proc.stdout:  # the model is loaded and writes its second answer
+            if "planning the phases..." in line:
+                break
+        time.sleep(1.0)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        rest, _ = proc.communicate(timeout=60)
+        waited = time.monotonic() - sent
+    finally:
+        proc.kill()
+    print(f"exit {proc.returncode} {waited:.2f} s after SIGINT")
+    assert proc.returncode == 130 and "interrupted; go on where the thread stopped" in rest
+    assert "removing memory module entries" not in rest  # llama.cpp's abort is not an error
+    assert waited < 10, waited  # within a step of llama.cpp's; generous for a loaded machine
+    # the thread reads interrupted, and the printed command goes on with it
+    command = shlex.split(rest.split("go on where the thread stopped with: ")[1].splitlines()[0])
+    thread = command[command.index("resume") + 1]
+    show = [*phasegraph_argv(), "show", thread, "--json", "--workspace", str(tmp_path)]
+    shown = subprocess.run(show, cwd=tmp_path, env=cli_env(), capture_output=True, text=True)
+    assert shown.returncode == 0 and json.loads(shown.stdout)["status"] == "interrupted"

@@ -118,11 +118,12 @@ def test_it_is_installed_only_for_greedy_calls_under_a_grammar() -> None:
 
 
 def test_an_answer_no_longer_wanted_ends_at_its_next_token() -> None:
+    from phasegraph.models import stop
+
     lib = FakeLibrary([0.1, 3.0, 2.0, 0.5], allowed={1, 2})
-    grammar_sampler.STOP.set()
-    try:
-        assert sample(lib) == 99  # the end of the text, and nothing accepted into the grammar
-        assert lib.accepted == [] and lib.sizes == []
-    finally:
-        grammar_sampler.STOP.clear()
+    stop.begin(stop.ticket())
+    stop.stop_calls()
+    assert sample(lib) == 99  # the end of the text, and nothing accepted into the grammar
+    assert lib.accepted == [] and lib.sizes == []
+    stop.begin(stop.ticket())  # a call made after the stop
     assert sample(lib) == 1

@@ -517,24 +517,96 @@ def test_a_caller_interrupted_while_it_waits_stops_the_answer_being_written(
     import concurrent.futures
     import threading
 
-    from phasegraph.models import grammar_sampler, model_thread
+    from phasegraph.models import model_thread, stop
 
-    started, release = threading.Event(), threading.Event()
+    started, ended = threading.Event(), threading.Event()
+    seen: list[BaseException] = []
 
     def call() -> str:
         started.set()
-        release.wait(10)
-        return "late"
+        try:
+            while True:  # as the sampler does at each token
+                stop.check()
+                threading.Event().wait(0.01)
+        except BaseException as exc:
+            seen.append(exc)
+            raise
+        finally:
+            ended.set()
 
     def interrupted(self: Any, timeout: Any = None) -> Any:
         started.wait(10)
         raise KeyboardInterrupt  # Ctrl-C while the model writes
 
-    monkeypatch.setattr(concurrent.futures.Future, "result", interrupted)
-    try:
+    with monkeypatch.context() as patched:
+        patched.setattr(concurrent.futures.Future, "result", interrupted)
         with pytest.raises(KeyboardInterrupt):
             model_thread.on_model_thread(call)
-        assert grammar_sampler.STOP.is_set()  # the sampler ends the answer at its next token
+    assert ended.wait(5) and isinstance(seen[0], stop.CallStopped)
+    # a call made after the interrupt runs as usual: nothing is left to clear
+    assert model_thread.on_model_thread(lambda: "next") == "next"
+
+
+def test_stopped_calls_raise_and_never_return_a_cut_answer() -> None:
+    import threading
+
+    from phasegraph.models import model_thread, stop
+
+    running, queued_ran = threading.Event(), []
+
+    def long_answer() -> str:
+        running.set()
+        while not stop.stopped():
+            threading.Event().wait(0.01)
+        return "a cut answer"  # what llama-cpp-python returns once the sampler ends it
+
+    def completed() -> str:
+        answer = long_answer()
+        stop.check()
+        return answer
+
+    outcomes: list[object] = []
+
+    def caller(call: Any) -> None:
+        try:
+            outcomes.append(model_thread.on_model_thread(call))
+        except BaseException as exc:
+            outcomes.append(exc)
+
+    first = threading.Thread(target=caller, args=(completed,))
+    first.start()
+    assert running.wait(5)
+    second = threading.Thread(target=caller, args=(lambda: queued_ran.append(1) or "queued",))
+    second.start()
+    stop.stop_calls()  # as Ctrl-C does: the running call and the one waiting its turn
+    first.join(5)
+    second.join(5)
+    assert [type(o) for o in outcomes] == [stop.CallStopped, stop.CallStopped]
+    assert queued_ran == []
+    assert model_thread.on_model_thread(lambda: "after") == "after"
+
+
+def test_the_abort_callback_is_set_only_while_calls_are_stopped() -> None:
+    # asked between every node of every graph, a callback would cost each token of every call
+    import ctypes
+    from types import SimpleNamespace
+
+    from phasegraph.models import stop
+
+    set_calls: list[Any] = []
+    lib = SimpleNamespace(
+        ggml_abort_callback=ctypes.CFUNCTYPE(ctypes.c_bool, ctypes.c_void_p),
+        llama_set_abort_callback=lambda ctx, callback, data: set_calls.append(callback),
+    )
+    llm = SimpleNamespace(ctx=object())
+    stop.install_abort(llm, lib)
+    try:
+        stop.begin(stop.ticket())
+        assert set_calls == []  # loaded and calling: llama.cpp asks nothing
+        stop.stop_calls()
+        assert len(set_calls) == 1 and set_calls[0](None) is True  # the call running aborts
+        stop.begin(stop.ticket())  # a call made after the stop
+        assert len(set_calls) == 2 and not set_calls[1]  # a null callback: nothing asked
+        assert set_calls[0](None) is False
     finally:
-        release.set()
-        grammar_sampler.STOP.clear()
+        stop.forget(llm)

@@ -438,13 +438,13 @@ def test_the_clis_ctrl_c_stops_work_while_a_command_runs_and_not_after() -> None
     # leave every later command's work stopped, nor the program's own Ctrl-C taken over
     import signal
 
-    from phasegraph.cli import _stop_work_on_interrupt
+    from phasegraph.interruption import stop_work_on_interrupt
     from phasegraph.tools.stopping import STOPPING
 
     # as Python sets it up in a terminal; a job started in the background has Ctrl-C ignored
     started_with = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        with pytest.raises(KeyboardInterrupt), _stop_work_on_interrupt():
+        with pytest.raises(KeyboardInterrupt), stop_work_on_interrupt():
             assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(1)  # the handler runs at once; not reached
@@ -452,3 +452,49 @@ def test_the_clis_ctrl_c_stops_work_while_a_command_runs_and_not_after() -> None
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
         signal.signal(signal.SIGINT, started_with)
+
+
+@pytest.mark.parametrize("runs", ["invoke", "stream"])
+def test_ctrl_c_in_a_model_answer_stops_it_and_the_thread_resumes_from_that_stage(
+    tmp_path: Path, runs: str
+) -> None:
+    # the interrupt stopped the local model's answer at its next token; read as a cut answer,
+    # it was retried whole (the process exited a minute later), then replaced by the stage's
+    # fallback. invoke runs the stage on the caller's thread, stream (custom) on a worker's.
+    import signal
+
+    from phasegraph.models import stop
+
+    class Interrupted(ScriptedChatModel):
+        planned: int = 0
+
+        def _generate(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+            tools = kwargs.get("tools") or []
+            if any("phase_planner" in json.dumps(t) for t in tools) and not self.planned:
+                self.planned = 1
+                os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the model writes
+                while not stop.stopped():
+                    time.sleep(0.01)  # the model writes on until it is stopped
+                stop.check()
+            return super()._generate(messages, *args, **kwargs)
+
+    model = Interrupted(script=make_script())
+    graph = build_graph(model=model, checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "ctrl-c"}}
+    context = Context(workspace=str(tmp_path))
+    start = {"request": "two phases of work"}
+    started_with = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            if runs == "invoke":
+                graph.invoke(start, config, context=context)
+            else:
+                for _ in graph.stream(start, config, context=context, stream_mode="custom"):
+                    pass
+        assert graph.get_state(config).values.get("phases") in (None, [])  # no fallback kept
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, started_with)
+    out = final_state(graph, None, config, context=context)
+    assert out.get("error") is None
+    assert [p["id"] for p in out["phases"]][:2] == ["p1", "p2"]  # the model's, asked again

@@ -19,12 +19,9 @@ import argparse
 import contextlib
 import logging
 import os
-import signal
 import sys
-import threading
 import traceback
-from collections.abc import Callable, Iterator, Sequence
-from types import FrameType
+from collections.abc import Callable, Sequence
 from typing import Any, get_args
 
 from rich.console import Console
@@ -42,11 +39,10 @@ from phasegraph.cli.session import (
 )
 from phasegraph.context import DEFAULT_MAX_STEPS, REVIEW_LEVELS
 from phasegraph.errors import PhasegraphError, redact
-from phasegraph.models import grammar_sampler
+from phasegraph.interruption import stop_work_on_interrupt
 from phasegraph.models.embedded import DEFAULT, EMBEDDED
 from phasegraph.shown import VisibleConsole
 from phasegraph.state import RunStatus
-from phasegraph.tools.stopping import STOPPING
 
 
 def _add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -196,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # soft_wrap: long lines stay whole, for logs and for the next program in a pipe
     err = _Errors(stderr=True, highlight=False, soft_wrap=True)
     out = _Output(highlight=False, soft_wrap=True)
-    with _stop_work_on_interrupt():
+    with stop_work_on_interrupt():
         return _run_command(args, err, out)
 
 
@@ -234,34 +230,6 @@ def _saved(session: Session) -> bool:
         return session.exists() and session.index().get(session.thread_id) is not None
     except Exception:  # the database unreadable now: no command that could not work
         return False
-
-
-@contextlib.contextmanager
-def _stop_work_on_interrupt() -> Iterator[None]:
-    """While a command runs, Ctrl-C ends it now, stopping the commands and answer still running.
-
-    LangGraph waits for a wave's tasks before an interrupt leaves it, and a task waits for its
-    command: without this, Ctrl-C took effect only when the slowest command ended. Python's own
-    handling (`KeyboardInterrupt`) follows. Left alone where SIGINT is ignored or handled by
-    whoever called `main`; afterwards, as it was (a program that calls `main` goes on).
-    """
-    if threading.current_thread() is not threading.main_thread() or (
-        signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-    ):
-        yield
-        return
-
-    def interrupted(signum: int, frame: FrameType | None) -> None:
-        STOPPING.set()
-        grammar_sampler.STOP.set()
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, interrupted)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        STOPPING.clear()
 
 
 class _Output(VisibleConsole):

@@ -1,10 +1,9 @@
 """The compiled phasegraph: LangGraph's compiled graph, with what every run of it holds to.
 
-Every run (invoke, stream, their async forms) holds the thread's lease and refuses new input for
-a thread that already holds a run, most importantly one paused for review (SPEC sections 6 and
-8); its settings are its context, also when they come the older way, in
-``config["configurable"]``; a graph built with ``thread_workspaces`` gives a run that names no
-workspace a folder of its own, per thread.
+Every run holds the thread's lease and refuses new input for a thread that holds a run, above
+all one paused for review (SPEC sections 6 and 8); its settings are its context, also given in
+``config["configurable"]``; with ``thread_workspaces``, a run that names no workspace gets a
+folder per thread; Ctrl-C stops a run's commands and model answers at once.
 """
 
 from __future__ import annotations
@@ -49,6 +48,7 @@ from phasegraph.graph.pause import (
     with_review_question,
 )
 from phasegraph.graph.served import thread_workspace, within_operator
+from phasegraph.interruption import stop_work_on_interrupt
 from phasegraph.state import InputState, OutputState, State
 from phasegraph.storage.database import adatabase_of, database_of
 from phasegraph.storage.integrity import achecked_state, checked_state
@@ -260,7 +260,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         starts = check_input(input)
         self._check_persistence(config, kwargs.get("context"))
         config = with_step_limit(config, kwargs.get("context"))
-        with self.lease(config) as lease:
+        with stop_work_on_interrupt(), self.lease(config) as lease:
             thread_id = self._guard_target(config)
             values: Mapping[str, Any] = {}
             if thread_id:

@@ -14,6 +14,7 @@ from langchain_core.runnables.graph import Graph
 from langgraph.errors import NodeError
 from langgraph.types import Command
 
+from phasegraph.models.stop import stopped_call
 from phasegraph.nodes.deps import run_error
 from phasegraph.state import State
 
@@ -22,7 +23,13 @@ ERROR_HANDLER = "__default_error_handler__"
 
 
 def on_node_error(state: State, error: NodeError) -> Command[Any]:
-    """Record a node's exception and end the run in summarize (SPEC section 2)."""
+    """Record a node's exception and end the run in summarize (SPEC section 2).
+
+    A node whose model call was stopped by an interrupt (`stop.stopped_call`) did not fail: the
+    resumed run asks it again.
+    """
+    if stopped_call(error.error):
+        return Command(goto=error.node)
     return Command(update={"stop_reason": "error", "error": run_error(error)}, goto="summarize")
 
 

@@ -17,16 +17,12 @@ from __future__ import annotations
 
 import ctypes
 import math
-import threading
 from typing import Any
+
+from phasegraph.models import stop
 
 #: The fields of llama.cpp's ``llama_token_data``, as numpy lays them out.
 _TOKEN_DATA_FIELDS = [("id", "<i4"), ("logit", "<f4"), ("p", "<f4")]
-
-
-#: Set while no answer is wanted any more (the caller was interrupted): the answer being
-#: written ends at its next token, so the process can exit without waiting for the rest.
-STOP = threading.Event()
 
 
 class GrammarRefusedError(ValueError):
@@ -70,8 +66,11 @@ class GreedyGrammarSampler:
         return not math.isinf(self._one[0].logit)
 
     def sample(self, ctx: Any, idx: int = -1) -> int:
-        """The token to write at ``idx``, accepted into the grammar's state (the end, on `STOP`)."""
-        if STOP.is_set():
+        """The token to write at ``idx``, accepted into the grammar's state (the end, once stopped).
+
+        A stopped call (`stop.stopped`) ends here; `stop.check` then raises for it.
+        """
+        if stop.stopped():
             return self._end
         np = self._np
         pointer = self._lib.llama_get_logits_ith(ctx.ctx, idx)

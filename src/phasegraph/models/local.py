@@ -35,7 +35,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from phasegraph import prompts
 from phasegraph.cache import cache_dir
 from phasegraph.errors import ConfigurationError
-from phasegraph.models import grammar_sampler
+from phasegraph.models import grammar_sampler, stop
 from phasegraph.models.disk_states import DiskStates, keep_opening
 from phasegraph.models.embedded import DEFAULT, EMBEDDED, model_path
 from phasegraph.models.local_format import (
@@ -87,6 +87,7 @@ def _close_loaded() -> None:
     """
     with _load_lock:
         for llm, _lock in _loaded.values():
+            stop.forget(llm)
             llm.close()
         _loaded.clear()
 
@@ -192,6 +193,7 @@ def load_llama(path: str, n_ctx: int, n_threads: int | None) -> tuple[Any, threa
             llama_cpp = _import_llama()
             llm = new_llama(path, n_ctx, n_threads)
             grammar_sampler.install(llm, llama_cpp)
+            stop.install_abort(llm, llama_cpp)
             install_lean_states(llm, llama_cpp)
             if state_cache_mb():
                 runtime = f"{getattr(llama_cpp, '__version__', '')}|extra buffers {_extra()}"
@@ -240,11 +242,19 @@ def perf_counters(llm: Any) -> Perf:
 def _complete(
     llm: Any, lock: threading.Lock, chat: list[dict[str, Any]], request: dict[str, Any]
 ) -> tuple[dict[str, Any], Perf]:
-    """One chat completion, with what llama.cpp spent on it; the prompt's opening kept."""
-    grammar_sampler.STOP.clear()
+    """One chat completion, with what llama.cpp spent on it; the prompt's opening kept.
+
+    A call stopped while it runs (`stop.stopped`) raises `stop.CallStopped`, whatever it had
+    written: a cut answer is not the model's.
+    """
     with lock:
         before = perf_counters(llm)
-        response: dict[str, Any] = llm.create_chat_completion(messages=chat, **request)
+        try:
+            response: dict[str, Any] = llm.create_chat_completion(messages=chat, **request)
+        except RuntimeError:  # llama.cpp's decode ended by the abort callback, or failed
+            stop.check()
+            raise
+        stop.check()
         spent = perf_counters(llm) - before
         _keep_opening(llm, int((response.get("usage") or {}).get("prompt_tokens", 0)))
     return response, spent

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from phasegraph.models import grammar_sampler
+from phasegraph.models import stop
 
 _T = TypeVar("_T")
 _NAME = "phasegraph-model"
@@ -43,17 +43,25 @@ def on_model_thread(call: Callable[[], _T]) -> _T:
     several teams ran slower than calls from one. The thread also makes calls from parallel
     branches take turns, as the one context they share needs. A call made on that thread, or
     once the interpreter is shutting down, runs where it is made. A caller interrupted while
-    it waits (Ctrl-C) ends the answer being written at its next token (`grammar_sampler.STOP`).
+    it waits (Ctrl-C) stops it (`stop.stop_calls`): the call raises `stop.CallStopped` within a
+    step of llama.cpp's, so the interrupt is not held up by the rest of the answer.
     """
     if threading.current_thread().name.startswith(_NAME):
         return call()
+    mark = stop.ticket()
+
+    def marked() -> _T:
+        stop.begin(mark)
+        stop.check()  # stopped while it waited its turn
+        return call()
+
     try:
-        future = _model_thread.submit(call)
+        future = _model_thread.submit(marked)
     except RuntimeError:  # the interpreter is shutting down: no new thread
         return call()
     try:
         return future.result()
     except BaseException:
         if not future.done():
-            grammar_sampler.STOP.set()
+            stop.stop_calls()
         raise
