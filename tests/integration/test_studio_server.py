@@ -188,6 +188,12 @@ def test_studio_server_resumes_with_a_command_and_gives_a_run_its_own_folder(
     # the server's own message for new input to a paused thread, not "an internal error"
     with pytest.raises(Exception, match="paused for a plan_review"):
         client.runs.wait(thread, assistant, input={"request": "again"}, context=context)
+    # an answer that does not fit is the run's error, and the thread stays paused as it was
+    with pytest.raises(Exception, match="takes action approve.*still paused"):
+        client.runs.wait(thread, assistant, command={"resume": {"action": "bogus"}},
+                         context=context)  # fmt: skip
+    again = client.threads.get_state(thread)
+    assert again["next"] == ["human_review"] and again["values"]["status"] == "awaiting_review"
     known = {t["thread_id"] for t in client.threads.search(limit=100)}
     client.threads.copy(thread)
     (copy,) = {t["thread_id"] for t in client.threads.search(limit=100)} - known

@@ -16,7 +16,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from phasegraph import Context, ScriptedChatModel, build_graph
-from phasegraph.errors import ConfigurationError, ThreadStateError
+from phasegraph.errors import ConfigurationError, FeedbackError, ThreadStateError
 from phasegraph.state import State
 
 from scripts import ANALYSIS, SUMMARY, judgement, phases, round_plan
@@ -365,14 +365,14 @@ def test_an_answer_keyed_by_an_id_no_question_has_is_asked_again_saying_so(
     config = {"configurable": {"thread_id": "wrong-id"}}
     context = Context(workspace=str(tmp_path), review="plan")
     graph.invoke({"request": "write out.txt"}, config, context=context)
-    out = graph.invoke(Command(resume={"not-an-id": "approve"}), config, context=context)
-    error = out["__interrupt__"][0].value["error"]
-    assert "keyed by 'not-an-id'" in error and "no question" in error
+    with pytest.raises(FeedbackError, match="keyed by 'not-an-id'.*no question"):
+        graph.invoke(Command(resume={"not-an-id": "approve"}), config, context=context)
+    assert graph.get_state(config).next == ("human_review",)
     assert not (tmp_path / "out.txt").exists()
     # a field of an answer given without its action is not taken for an id
-    out = graph.invoke(Command(resume={"answer": "CSV please"}), config, context=context)
-    error = out["__interrupt__"][0].value["error"]
-    assert "keyed by" not in error and "takes action approve" in error
+    with pytest.raises(FeedbackError, match="takes action approve") as refused:
+        graph.invoke(Command(resume={"answer": "CSV please"}), config, context=context)
+    assert "keyed by" not in str(refused.value)
 
 
 def test_an_answer_written_as_human_review_is_still_reviewed(tmp_path: Path) -> None:
@@ -518,11 +518,15 @@ def test_an_action_given_as_its_word_answers_the_review(tmp_path: Path) -> None:
     config = {"configurable": {"thread_id": "word"}}
     context = Context(workspace=str(tmp_path), review="plan")
     graph.invoke({"request": "write out.txt"}, config, context=context)
-    again = graph.invoke(Command(resume="reject"), config, context=context)  # needs a reason
-    assert again["status"] == "awaiting_review"
-    assert "reason" in again["__interrupt__"][0].value["error"]
-    number = graph.invoke(Command(resume=5), config, context=context)
-    assert 'given as {"action": ...}; got a int' in number["__interrupt__"][0].value["error"]
+    # an answer that does not fit is the run's error, as code and the SDK see errors; the
+    # thread stays paused with the same review, the reason beside its question
+    with pytest.raises(FeedbackError, match="reason.*still paused"):
+        graph.invoke(Command(resume="reject"), config, context=context)  # needs a reason
+    paused = graph.get_state(config)
+    assert paused.next == ("human_review",) and paused.values["status"] == "awaiting_review"
+    assert "reason" in paused.interrupts[0].value["error"]
+    with pytest.raises(FeedbackError, match='given as {"action": ...}; got a int'):
+        graph.invoke(Command(resume=5), config, context=context)
     done = graph.invoke(Command(resume="approve"), config, context=context)
     assert done["status"] == "completed" and (tmp_path / "out.txt").read_text() == "hello"
 
@@ -537,7 +541,8 @@ def test_an_empty_command_is_refused_saying_what_an_answer_is(tmp_path: Path) ->
     assert graph.get_state(config).next == ("human_review",)
     # LangGraph reads a dict as answers by question id: an empty one answers none, and the
     # question asked again would show the error of an earlier answer as this one's
-    graph.invoke(Command(resume=["a list"]), config, context=context)
+    with pytest.raises(FeedbackError):
+        graph.invoke(Command(resume=["a list"]), config, context=context)
     with pytest.raises(ValueError, match=r"answers no question.*Command\(resume=answer\)"):
         graph.invoke(Command(resume={}), config, context=context)
     assert graph.get_state(config).next == ("human_review",)

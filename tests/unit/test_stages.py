@@ -11,6 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from phasegraph import Context, ScriptedChatModel, build_graph
+from phasegraph.errors import FeedbackError
 from phasegraph.guards import (
     DEFAULT_GUARDS,
     WORKSPACE_GUARDS,
@@ -80,10 +81,12 @@ def test_a_pause_shows_its_question_to_command_resume_users(tools) -> None:
     graph, config, context = paused_for_plan_review(tools, "ask")
     # an answer that does not fit: still paused, in human_review, the question and the error
     # in LangGraph's interrupts
+    # (and the run's error, as code and the SDK see errors)
     wrong = Command(resume={"action": "answer", "answer": "x"})
-    out = final_state(graph, wrong, config, context=context)
+    with pytest.raises(FeedbackError, match="got 'answer'"):
+        final_state(graph, wrong, config, context=context)
     paused = graph.get_state(config)
-    assert paused.next == ("human_review",) and out["__interrupt__"]
+    assert paused.next == ("human_review",)
     asked = paused.interrupts[0].value
     assert asked["kind"] == "plan_review" and "approve" in asked["actions"]
     assert "got 'answer'" in asked["error"]

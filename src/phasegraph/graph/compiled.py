@@ -20,7 +20,7 @@ from langchain_core.runnables.graph import Graph
 from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Interrupt, StateSnapshot
+from langgraph.types import Command, Interrupt, StateSnapshot
 
 from phasegraph.context import Context
 from phasegraph.errors import ConfigurationError
@@ -41,6 +41,7 @@ from phasegraph.graph.pause import (
     asks_quietly,
     parent_context,
     paused_quietly,
+    refused_answer,
     root_values,
     with_checkpoint_question,
     with_interrupts,
@@ -268,9 +269,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
                 if "checkpoint_id" not in (config or {}).get("configurable", {}):
                     refuse(input, starts, snapshot, thread_id)
                 values = snapshot.values
-            kwargs["context"] = self.settled(kwargs["context"], config, values, starts)
-            admit_workspace(kwargs["context"], self.builtin_tools)
-            check_checks(input, kwargs["context"])
+            kwargs["context"] = self._admitted(kwargs["context"], config, values, input, starts)
             last: Mapping[str, Any] | None = None
             part: Any = None
             asked: tuple[Interrupt, ...] = ()
@@ -293,20 +292,31 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
                 ):
                     with handed_out(thread_id or ""):
                         yield with_interrupts(part, asked)
+                if isinstance(input, Command) and (
+                    refused := refused_answer(input, self.get_state(latest_config(config)))
+                ):
+                    raise refused
             except BaseException:
                 last = None  # the state may have moved past the last values streamed
                 raise
             finally:
                 self._index_thread(config, kwargs.get("context"), last)
 
+    def _admitted(
+        self, settings: Context, config: Any, values: Mapping[str, Any], input: Any, starts: bool
+    ) -> Context:
+        """`settled`, with its workspace admitted and the input's checks refused there (files)."""
+        settled = self.settled(settings, config, values, starts)
+        admit_workspace(settled, self.builtin_tools)
+        check_checks(input, settled)
+        return settled
+
     def _as_run(self, config: RunnableConfig | None) -> PhaseGraph:
         """The graph a run streams: this one, or as a node of another, one that asks in its node.
 
-        Run as a node, a review's pause at the static breakpoint before ``human_review`` would
-        reach the parent as an interrupt with no question, and an answer by the question's id
-        could not be routed to it (LangGraph routes those to interrupts raised in a node, as
-        more than one pending in one parent must be). Such a run goes into ``human_review``,
-        whose ``interrupt()`` asks the question (`nodes.human_review.answer_of`).
+        Run as a node, a pause at the static breakpoint would reach the parent with no question
+        and no id to answer by (LangGraph routes those to interrupts raised in a node); such a
+        run goes into ``human_review``, whose ``interrupt()`` asks (`human_review.answer_of`).
         """
         if not (config or {}).get("configurable", {}).get("checkpoint_ns"):
             return self
@@ -315,10 +325,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
     def _index_thread(
         self, config: RunnableConfig, context: Any, values: Mapping[str, Any] | None = None
     ) -> None:
-        """Record the thread in its database's thread index (see `storage.thread_index`).
-
-        ``values``: the run's final state, when the stream carried it; else it is read.
-        """
+        """Record the thread in its index (`storage.thread_index`), from ``values`` or read."""
         thread_id = self._guard_target(config)
         # The index only speeds up listing: a failure here must never fail the run.
         with contextlib.suppress(Exception):
@@ -349,7 +356,8 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         thread_id = self._guard_target(config)
         graph = self._as_run(config)
         if thread_id is None:
-            kwargs["context"] = await self._asettled(kwargs["context"], config, {}, input, starts)
+            settle: tuple[Any, ...] = (kwargs["context"], config, {}, input, starts)
+            kwargs["context"] = await asyncio.to_thread(self._admitted, *settle)
             async for chunk in CompiledStateGraph.astream(graph, input, config, **kwargs):
                 yield chunk
             return
@@ -358,9 +366,8 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
             snapshot = await achecked_state(self, config)
             if "checkpoint_id" not in (config or {}).get("configurable", {}):
                 refuse(input, starts, snapshot, thread_id)
-            kwargs["context"] = await self._asettled(
-                kwargs["context"], config, snapshot.values, input, starts
-            )
+            settle = (kwargs["context"], config, snapshot.values, input, starts)
+            kwargs["context"] = await asyncio.to_thread(self._admitted, *settle)
             part: Any = None
             asked: tuple[Interrupt, ...] = ()
             try:
@@ -378,23 +385,9 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
                 ):
                     with handed_out(thread_id):
                         yield with_interrupts(part, asked)
+                if isinstance(input, Command) and (
+                    refused := refused_answer(input, await self.aget_state(latest_config(config)))
+                ):
+                    raise refused
             finally:
                 await self._aindex_thread(config, kwargs.get("context"))
-
-    async def _asettled(
-        self,
-        settings: Context,
-        config: RunnableConfig | None,
-        values: Mapping[str, Any],
-        input: Any,
-        starts: bool,
-    ) -> Context:
-        """`settled`, and the input's checks refused there, off the event loop (files)."""
-
-        def settle() -> Context:
-            settled = self.settled(settings, config, values, starts)
-            admit_workspace(settled, self.builtin_tools)
-            check_checks(input, settled)
-            return settled
-
-        return await asyncio.to_thread(settle)

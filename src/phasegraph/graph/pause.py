@@ -17,9 +17,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langgraph._internal._constants import CONFIG_KEY_RUNTIME
-from langgraph.types import Interrupt, StateSnapshot
+from langgraph.types import Command, Interrupt, StateSnapshot
 
 from phasegraph.context import Context
+from phasegraph.errors import FeedbackError
 from phasegraph.nodes.human_review import QUESTION_ID_PREFIX, review_question
 
 
@@ -182,6 +183,24 @@ def with_interrupts(chunk: Any, interrupts: tuple[Interrupt, ...]) -> Any:
     if _values_part(chunk):
         return {**chunk, "interrupts": interrupts}
     return _rebuilt(chunk, {**_payload(chunk), "__interrupt__": interrupts})
+
+
+def refused_answer(input: Command[Any], snapshot: StateSnapshot) -> FeedbackError | None:
+    """Why the review refused the answer ``input`` gave, where it did; None otherwise.
+
+    The review asks again with the reason beside its question and the thread stays paused as
+    it was (`human_review.answer_of`); the caller (code, the SDK, Studio) gets that reason as
+    the run's error, not a pause that reads as success.
+    """
+    if input.resume is None:
+        return None
+    for asked in snapshot.interrupts:
+        if isinstance(asked.value, Mapping) and asked.value.get("error"):
+            return FeedbackError(
+                f"{asked.value['error']} (the answer given does not fit the pending review; "
+                "the thread is still paused)"
+            )
+    return None
 
 
 def parent_context(configurable: Mapping[str, Any]) -> Context | None:
