@@ -25,6 +25,7 @@ from phasegraph.models.structured import call_structured
 from phasegraph.nodes.analyse import caller_checks, is_record
 from phasegraph.nodes.deps import Deps, context_of
 from phasegraph.nodes.prompt_render import bullet_list, outcome_line, round_finding, tokens
+from phasegraph.nodes.said_once import said_once
 from phasegraph.nodes.step_budget import ROUND_MIN_STEPS, budget_left
 from phasegraph.progress import emit
 from phasegraph.report import statistics
@@ -282,7 +283,7 @@ def _model_summary(
     )
     costs = call.counters(counted=False)
     if call.value is not None:
-        return call.value.model_dump(), "summarizer", costs
+        return said_once(call.value.model_dump()), "summarizer", costs
     reply = model.invoke([SystemMessage(prompts.SUMMARY_TEXT_FALLBACK), HumanMessage(user)])
     costs["llm_calls"] += 1
     usage = getattr(reply, "usage_metadata", None) or {}
@@ -290,7 +291,7 @@ def _model_summary(
     costs["completion_tokens"] += usage.get("output_tokens", 0)
     text = reply.text.strip() if hasattr(reply, "text") else str(reply.content).strip()
     if text:
-        return {"final_summary": text}, "plain_text", costs
+        return said_once({"final_summary": text}), "plain_text", costs
     return None, "", costs
 
 
