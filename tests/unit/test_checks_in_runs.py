@@ -580,7 +580,7 @@ def test_a_file_this_run_has_not_read_is_not_written_over_whole(tmp_path: Path) 
     source = "def parse_date(text):\n    return text.split('-')\n"
     (tmp_path / "src" / "util").mkdir(parents=True)
     (tmp_path / "src" / "util" / "dates.py").write_text(source)
-    stub = {"path": "./src/util/dates.py", "content": "def parse_date(d):  # your code here"}
+    stub = {"path": "./src/util/dates.py", "content": "def parse_date(d):\n    pass  # code here\n"}
     first = round_plan(
         ("w", "write_file", stub),
         ("a", "write_file", {"path": "answer.txt", "content": "src/util/dates.py"}),

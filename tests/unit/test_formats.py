@@ -70,9 +70,10 @@ def test_only_a_file_that_read_before_or_is_new_is_broken_by_the_run(tmp_path: P
 
 
 def ini_run(
-    ws: Path, *contents: str, judges: list[dict[str, Any]]
+    ws: Path, *contents: str, judges: list[dict[str, Any]], existing: bool = True
 ) -> tuple[dict[str, Any], ScriptedChatModel]:
-    (ws / "app.ini").write_text(INI)
+    if existing:
+        (ws / "app.ini").write_text(INI)
     script = {
         "request_analyser": [{**ANALYSIS, "task_type": "editing", "files_to_write": ["app.ini"]}],
         "phase_planner": [{"phases": [phase("p1", rounds=3)], "execution_strategy": "one"}],
@@ -96,9 +97,11 @@ def ini_run(
 def test_a_phase_is_not_done_while_a_file_it_wrote_no_longer_reads_as_its_format(
     tmp_path: Path,
 ) -> None:
+    # a new file: one that read before is put back by the write itself (`nodes.readable`)
     broken = "  ,timeout = 30\n" + INI
     fixed = INI.replace("port = 80\n", "port = 80\ntimeout = 30\n")
-    out, model = ini_run(tmp_path, broken, fixed, judges=[judgement(), judgement()])
+    judges = [judgement(), judgement()]
+    out, model = ini_run(tmp_path, broken, fixed, judges=judges, existing=False)
     first, second = (r["judgement"] for r in out["rounds"])
     assert first["phase_completed"] is False
     said = "app.ini does not read as INI: line 1 (',timeout = 30') comes before any [section]"
@@ -110,6 +113,21 @@ def test_a_phase_is_not_done_while_a_file_it_wrote_no_longer_reads_as_its_format
     assert first["overridden"].endswith("a file the run leaves unreadable as its kind is not done")
     assert second["phase_completed"] is True and "overridden" not in second
     assert out["status"] == "completed"
+
+
+def test_a_write_that_breaks_a_file_that_read_is_put_back_and_said(tmp_path: Path) -> None:
+    # the file stayed broken until a later round wrote it whole again, if one did
+    broken = "  ,timeout = 30\n" + INI
+    fixed = INI.replace("port = 80\n", "port = 80\ntimeout = 30\n")
+    out, model = ini_run(tmp_path, broken, fixed, judges=[judgement(), judgement()])
+    first, second = out["rounds"]
+    said = "after this call app.ini does not read as INI: line 1 (',timeout = 30') comes before"
+    assert first["results"][0]["status"] == "failed" and said in first["results"][0]["output"]
+    assert first["judgement"]["phase_completed"] is False
+    plans = [str(call[-1].content) for call in model.calls_of("plan_tool_call")]
+    assert said in plans[1]  # the next plan reads why, from the file as it was
+    assert second["judgement"]["phase_completed"] is True and out["status"] == "completed"
+    assert (tmp_path / "app.ini").read_text() == fixed
 
 
 def test_without_the_workspace_tools_the_guard_is_not_among_the_defaults() -> None:

@@ -14,6 +14,7 @@ import pytest
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Command
 
 from phasegraph import Context, ScriptedChatModel, ThreadBusyError, build_graph, resume
 from phasegraph.models import model_from_context
@@ -454,9 +455,11 @@ def test_the_clis_ctrl_c_stops_work_while_a_command_runs_and_not_after() -> None
         signal.signal(signal.SIGINT, started_with)
 
 
-@pytest.mark.parametrize("runs", ["invoke", "stream"])
+@pytest.mark.parametrize(
+    ("runs", "goes_on"), [("invoke", "none"), ("stream", "command"), ("invoke", "resume")]
+)
 def test_ctrl_c_in_a_model_answer_stops_it_and_the_thread_resumes_from_that_stage(
-    tmp_path: Path, runs: str
+    tmp_path: Path, runs: str, goes_on: str
 ) -> None:
     # the interrupt stopped the local model's answer at its next token; read as a cut answer,
     # it was retried whole (the process exited a minute later), then replaced by the stage's
@@ -495,6 +498,11 @@ def test_ctrl_c_in_a_model_answer_stops_it_and_the_thread_resumes_from_that_stag
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
         signal.signal(signal.SIGINT, started_with)
-    out = final_state(graph, None, config, context=context)
-    assert out.get("error") is None
+    # every way of going on takes it up where it stopped: None, a Command, the helper
+    if goes_on == "resume":
+        out = resume(graph, config, context=context)
+    else:
+        given = Command(resume="go on") if goes_on == "command" else None
+        out = final_state(graph, given, config, context=context)
+    assert out.get("error") is None and out["status"] != "failed"
     assert [p["id"] for p in out["phases"]][:2] == ["p1", "p2"]  # the model's, asked again

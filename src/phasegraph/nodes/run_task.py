@@ -31,6 +31,7 @@ from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
 from phasegraph.nodes.deps import Deps, context_of, run_error, task_result, thread_id
+from phasegraph.nodes.readable import put_back_if_broken, readable_before
 from phasegraph.progress import emit
 from phasegraph.state import TaskInput, TaskOutcome, TaskResult
 from phasegraph.storage.journal import journal_key, same_call
@@ -38,6 +39,7 @@ from phasegraph.tools import is_idempotent, run_tool
 from phasegraph.tools.base import ToolOutcome
 from phasegraph.tools.stopping import RUN_LOOP, stopping_too
 from phasegraph.tools.workers import run_on_tool_thread
+from phasegraph.tools.workspace import Workspace
 
 INTERRUPTED = (
     "interrupted, outcome unknown: the run stopped (its process, or its caller) while this call "
@@ -182,9 +184,14 @@ def _run(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> TaskResult:
     emit(runtime, "task_started", task_id=task["id"], tool=task["tool"])
 
     def execution() -> TaskResult:
+        space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
+        before = readable_before(task, deps.tools_for(context), space)
         status, got, seconds = _run_with_timeout(
             tool, task, state["timeout_s"], context.max_output_chars, state.get("arguments")
         )
+        undone = put_back_if_broken(before, space) if before and status == "ok" else None
+        if undone:
+            status, got = "failed", got._replace(ok=False, output=undone, value=None)
         done = task_result(task, cast(TaskOutcome, status), got.output, seconds, wave=wave)
         if got.written:
             done["written"] = list(got.written)
