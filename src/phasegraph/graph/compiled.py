@@ -166,7 +166,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         configurable = (config or {}).get("configurable") or {}
         names = {f.name for f in dataclasses.fields(Context)}
         older = {k: v for k, v in configurable.items() if k in names}
-        if context is None and (parent := parent_context(configurable)) is not None:
+        if context is None and (parent := parent_context()) is not None:
             # the parent's settings, with those given to this node the older way over them
             context = dataclasses.replace(parent, **older)
         if isinstance(context, Context):

@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langgraph._internal._constants import CONFIG_KEY_RUNTIME
+from langgraph.runtime import get_runtime
 from langgraph.types import Command, Interrupt, StateSnapshot
 
 from phasegraph.context import Context
@@ -203,15 +203,18 @@ def refused_answer(input: Command[Any], snapshot: StateSnapshot) -> FeedbackErro
     return None
 
 
-def parent_context(configurable: Mapping[str, Any]) -> Context | None:
+def parent_context() -> Context | None:
     """The settings of the run this graph is a node of, when they are phasegraph's `Context`.
 
-    A graph run as a node gets its parent run's runtime in its config, and LangGraph hands that
-    runtime's context to the nodes unless the run sets one: phasegraph always sets one, so
-    without this a parent's `Context` would be dropped for the defaults. A context of another
-    schema is the parent's own, whatever its fields are called (a ``model`` field naming the
-    parent's model is not phasegraph's), and is not read. None outside a parent run.
+    A graph run as a node runs within its parent run, whose runtime LangGraph gives
+    (``get_runtime``), and LangGraph hands that runtime's context to the nodes unless the run
+    sets one: phasegraph always sets one, so without this a parent's `Context` would be
+    dropped for the defaults. A context of another schema is the parent's own, whatever its
+    fields are called (a ``model`` field naming the parent's model is not phasegraph's), and
+    is not read. None outside a parent run.
     """
-    # LangGraph has no public name for the key that carries the parent's runtime
-    parent = getattr(configurable.get(CONFIG_KEY_RUNTIME), "context", None)
+    try:
+        parent = getattr(get_runtime(), "context", None)
+    except RuntimeError:  # not within a run: called from the caller's own code
+        return None
     return parent if isinstance(parent, Context) else None

@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from langgraph._internal._constants import CONFIG_KEY_RESUMING
-from langgraph.config import get_config
 from langgraph.errors import GraphInterrupt
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
@@ -134,15 +132,16 @@ def review_question(pending: Mapping[str, Any], error: str = "") -> dict[str, An
     return question
 
 
-def continued() -> bool:
+def continued(runtime: Runtime[Context]) -> bool:
     """Whether this run continues a paused one (resumed), rather than reaching the review now.
 
-    A run reaches ``human_review`` after its pause, resumed; run as a node of another graph,
-    it reaches it at once (`graph.compiled.PhaseGraph._as_run`), and its first question is no
-    error.
+    A graph run on its own pauses before ``human_review`` (a static breakpoint), so it reaches
+    the node resumed; run as a node of another graph (its checkpoint namespace nested in the
+    parent's), it reaches it at once (`graph.compiled.PhaseGraph._as_run`), and its first
+    question is no error.
     """
-    # LangGraph has no public name for the key that says a run resumes
-    return bool(get_config().get("configurable", {}).get(CONFIG_KEY_RESUMING))
+    info = runtime.execution_info
+    return info is None or "|" not in info.checkpoint_ns
 
 
 def answer_of(state: State, runtime: Runtime[Context]) -> Any:
@@ -155,7 +154,7 @@ def answer_of(state: State, runtime: Runtime[Context]) -> Any:
         raise ThreadStateError("human_review ran with no pending review")
     context = context_of(runtime)
     feedback = state.get("human_feedback")
-    error = no_answer(pending) if feedback is None and continued() else ""
+    error = no_answer(pending) if feedback is None and continued(runtime) else ""
     while True:
         if feedback is None:
             try:
