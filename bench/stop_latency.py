@@ -5,7 +5,9 @@
 A call is stopped (`phasegraph.models.stop.stop_calls`, what Ctrl-C does) a moment after it
 starts, once while llama.cpp reads a long prompt and once while it writes the answer; the figure
 is the median seconds from the stop to the call's end, beside the seconds the whole prompt's
-reading takes unstopped (what an interrupt waited for before).
+reading takes unstopped (what an interrupt waited for before). What the abort callback costs a
+prompt's reading is timed side by side: the same prompt read with it and without it,
+alternating, and their ratio.
 """
 
 from __future__ import annotations
@@ -67,9 +69,16 @@ def stop_latency(model: str, repeats: int) -> dict[str, Any]:
     llm = new_llama(str(model_path(EMBEDDED[model])), n_ctx=8192)
     stop.install_abort(llm, llama_cpp)
     tokens = llm.tokenize(PROMPT.encode())
-    began = time.perf_counter()
-    on_model_thread(lambda: _read(llm, tokens))
-    whole = time.perf_counter() - began
+    plain: list[float] = []
+    asked: list[float] = []
+    for i in range(repeats * 2):
+        began = time.perf_counter()
+        if i % 2:
+            on_model_thread(lambda: _read(llm, tokens))  # through the callback's wrapper
+        else:
+            on_model_thread(lambda: (llm.reset(), type(llm).eval(llm, tokens)))
+        (asked if i % 2 else plain).append(time.perf_counter() - began)
+    whole = statistics.median(plain)
     reading = [_stopped_after(lambda: _read(llm, tokens), 0.5) for _ in range(repeats)]
     writing = [_stopped_after(lambda: _write(llm, tokens), 3.0) for _ in range(repeats)]
     stop.forget(llm)
@@ -77,6 +86,7 @@ def stop_latency(model: str, repeats: int) -> dict[str, Any]:
     return {
         "prompt_tokens": len(tokens),
         "whole_read_s": round(whole, 2),
+        "read_with_callback_ratio": round(statistics.median(asked) / whole, 3),
         "stopped_reading_s": round(statistics.median(reading), 3),
         "stopped_writing_s": round(statistics.median(writing), 3),
         "all_s": [round(s, 3) for s in reading + writing],

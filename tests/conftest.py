@@ -42,3 +42,15 @@ def run(tools: list[BaseTool]) -> Callable[..., tuple[dict[str, Any], Any, Scrip
         return out, graph, model
 
     return _run
+
+
+@pytest.fixture(autouse=True)
+def _no_call_stopped() -> None:
+    """Each test starts as a process does: no local model call stopped (`models.stop`).
+
+    A test that stops calls (as Ctrl-C does) leaves the last call marked stopped until the
+    next one begins; a test that calls the sampler directly would read that mark.
+    """
+    from phasegraph.models import stop
+
+    stop.begin(stop.ticket())

@@ -31,7 +31,8 @@ def stop_work_on_interrupt() -> Iterator[None]:
 
     Only Python's default handler in the main thread is replaced (a program's own handler,
     asyncio's, a test runner's are left alone), and only by the outermost block; afterwards it
-    is as it was, and the commands of a later run are not stopped.
+    is as it was, and the commands of a later run are not stopped. Async runs are left to
+    their event loop's own handling (asyncio cancels the run's task).
     """
     if threading.current_thread() is not threading.main_thread() or (
         signal.getsignal(signal.SIGINT) is not signal.default_int_handler
@@ -42,5 +43,7 @@ def stop_work_on_interrupt() -> Iterator[None]:
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
         STOPPING.clear()
+        # a stream's generator may be closed from another thread, where no handler can be set
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -578,35 +578,54 @@ def test_stopped_calls_raise_and_never_return_a_cut_answer() -> None:
     assert running.wait(5)
     second = threading.Thread(target=caller, args=(lambda: queued_ran.append(1) or "queued",))
     second.start()
+    for _ in range(500):  # the second call has its ticket once it waits in the thread's queue
+        if model_thread._model_thread._work_queue.qsize():
+            break
+        threading.Event().wait(0.01)
     stop.stop_calls()  # as Ctrl-C does: the running call and the one waiting its turn
     first.join(5)
     second.join(5)
     assert [type(o) for o in outcomes] == [stop.CallStopped, stop.CallStopped]
     assert queued_ran == []
     assert model_thread.on_model_thread(lambda: "after") == "after"
+    # a call made while the process stops (a model that was loading, a retry) is not begun
+    from phasegraph.tools.stopping import STOPPING
+
+    STOPPING.set()
+    try:
+        with pytest.raises(stop.CallStopped):
+            model_thread.on_model_thread(lambda: queued_ran.append(2))
+    finally:
+        STOPPING.clear()
+    assert queued_ran == []
 
 
-def test_the_abort_callback_is_set_only_while_calls_are_stopped() -> None:
-    # asked between every node of every graph, a callback would cost each token of every call
+def test_the_abort_callback_is_set_while_a_prompt_is_read_and_while_stopped() -> None:
+    # asked between the nodes of every token's graph, a callback would cost each token
     import ctypes
     from types import SimpleNamespace
 
     from phasegraph.models import stop
 
-    set_calls: list[Any] = []
+    current: list[Any] = [None]
+    seen_in_eval: list[Any] = []
     lib = SimpleNamespace(
         ggml_abort_callback=ctypes.CFUNCTYPE(ctypes.c_bool, ctypes.c_void_p),
-        llama_set_abort_callback=lambda ctx, callback, data: set_calls.append(callback),
+        llama_set_abort_callback=lambda ctx, callback, data: current.__setitem__(0, callback),
     )
-    llm = SimpleNamespace(ctx=object())
+    llm = SimpleNamespace(ctx=object(), eval=lambda tokens: seen_in_eval.append(current[0]))
     stop.install_abort(llm, lib)
     try:
         stop.begin(stop.ticket())
-        assert set_calls == []  # loaded and calling: llama.cpp asks nothing
+        llm.eval([1])  # one token of an answer: nothing asked
+        llm.eval([1, 2, 3])  # a prompt: asked while it is read, not after
+        assert not seen_in_eval[0] and seen_in_eval[1] and seen_in_eval[1](None) is False
+        assert not current[0]
         stop.stop_calls()
-        assert len(set_calls) == 1 and set_calls[0](None) is True  # the call running aborts
+        assert current[0] and current[0](None) is True  # the call running aborts
+        llm.eval([1, 2])
+        assert current[0]  # still set after a prompt read while stopped
         stop.begin(stop.ticket())  # a call made after the stop
-        assert len(set_calls) == 2 and not set_calls[1]  # a null callback: nothing asked
-        assert set_calls[0](None) is False
+        assert not current[0]
     finally:
         stop.forget(llm)

@@ -43,9 +43,18 @@ def test_a_summary_that_repeats_nothing_is_left_as_it_is() -> None:
         "source": "summarizer",
     }
     assert said_once(written) == written
-    # a line alone, a Markdown item, a number: compared as sentences, none of them repeated
-    text = {"final_summary": "Totals:\n- 6 rows\n- 6 columns\n\nDone. done!"}
-    assert said_once(text)["final_summary"] == "Totals:\n- 6 rows\n- 6 columns\n\nDone."
+    # Markdown a strong model writes: code, tables, numbered lists, headings and facts that
+    # repeat from line to line are read as they are, byte for byte
+    markdown = (
+        "### Result\n\n```\nls\n}\n}\n```\n\nThen:  two spaces.  \n\n```\nwc -l data.csv\n```\n\n"
+        "| file | rows |\n|---|---|\n| a | 3 |\n\n| file | rows |\n|---|---|\n| b | 3 |\n\n"
+        "1. Open out.txt.\n2. Open out.txt.\n\n### Result\n\np1: done. 3 files written.\n"
+        "p2: done. 3 files written."
+    )
+    assert said_once({"final_summary": markdown})["final_summary"] == markdown
+    # a list item keeps its marker while its line says a sentence once
+    text = {"final_summary": "Totals:\n1. Done. done!\n- 6 rows"}
+    assert said_once(text)["final_summary"] == "Totals:\n1. Done.\n- 6 rows"
 
 
 def test_the_runs_summary_says_each_sentence_once(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@
 Every run holds the thread's lease and refuses new input for a thread that holds a run, above
 all one paused for review (SPEC sections 6 and 8); its settings are its context, also given in
 ``config["configurable"]``; with ``thread_workspaces``, a run that names no workspace gets a
-folder per thread; Ctrl-C stops a run's commands and model answers at once.
+folder per thread; Ctrl-C stops a sync run's commands and model answers at once.
 """
 
 from __future__ import annotations

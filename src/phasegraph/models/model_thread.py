@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from phasegraph.models import stop
+from phasegraph.tools.stopping import STOPPING
 
 _T = TypeVar("_T")
 _NAME = "phasegraph-model"
@@ -44,10 +45,13 @@ def on_model_thread(call: Callable[[], _T]) -> _T:
     branches take turns, as the one context they share needs. A call made on that thread, or
     once the interpreter is shutting down, runs where it is made. A caller interrupted while
     it waits (Ctrl-C) stops it (`stop.stop_calls`): the call raises `stop.CallStopped` within a
-    step of llama.cpp's, so the interrupt is not held up by the rest of the answer.
+    step of llama.cpp's, so the interrupt is not held up by the rest of the answer; a call
+    made while the process stops (`STOPPING`: a model that was loading, a retry) raises at once.
     """
     if threading.current_thread().name.startswith(_NAME):
         return call()
+    if STOPPING.is_set():  # the run is being interrupted: a call made now is not waited for
+        raise stop.CallStopped("the run was interrupted before the local model's call began")
     mark = stop.ticket()
 
     def marked() -> _T:

@@ -3,12 +3,13 @@
 Every local model call runs on one thread (`model_thread`), in two parts: reading the prompt
 (llama.cpp evaluates it in batches) and writing the answer, a token at a time. Once the run is
 interrupted, both end at their next step: the answer at its next token (the sampler asks
-`stopped`), the prompt's reading at its next batch (llama.cpp's abort callback, set on each
-loaded model's context only while calls are stopped: asked between every node of every graph,
-it would cost each token of every call). A stopped call raises `CallStopped`, never returns a
-cut answer, so no retry, repair or fallback reads it as the model's. What is stopped is every
-call made before `stop_calls`, running or waiting; a call made after it runs as usual, so a
-program that catches the interrupt can go on (`phasegraph.resume`) without clearing anything.
+`stopped`), the prompt's reading at its graph's next node (llama.cpp's abort callback, set on
+a model's context while it reads a prompt, and while calls are stopped: asked between the
+nodes of every token's graph, it would cost each token). A stopped call raises `CallStopped`,
+never returns a cut answer, so no retry, repair or fallback reads it as the model's. What is
+stopped is every call made before `stop_calls`, running or waiting; a call made after it runs
+as usual, so a program that catches the interrupt can go on (`phasegraph.resume`) without
+clearing anything.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import logging
 import threading
 from typing import Any
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # the SIGINT handler may take it where the main thread holds it
 _stops = 0  # how many times calls were stopped
 _running_since = 0  # `_stops` when the call running on the model thread was made
 _models: list[tuple[Any, Any, Any]] = []  # (Llama, llama_cpp, its abort callback)
@@ -98,14 +99,32 @@ def check() -> None:
 
 
 def install_abort(llm: Any, llama_cpp: Any) -> None:
-    """Let a stop end a prompt's reading of ``llm``'s context at its next batch (`stop_calls`).
+    """Let a stop end ``llm``'s reading of a prompt at once, and any decode once stopped.
 
-    The aborted decode returns an error, which `check` turns into `CallStopped`. A binding
-    without the callback reads prompts to their end, as before.
+    ``llm.eval`` of more than one token (a prompt, read in batches) runs with the abort
+    callback set; a stop (`stop_calls`) sets it until a call made after the stop begins. The
+    aborted decode returns an error, which `check` turns into `CallStopped`. A binding without
+    the callback reads prompts to their end, as before.
     """
     if not hasattr(llama_cpp, "llama_set_abort_callback"):
         return
     callback = llama_cpp.ggml_abort_callback(lambda _data: stopped())
+    reads = llm.eval
+
+    def eval_stoppable(tokens: Any) -> Any:
+        if len(tokens) < 2:  # one token of the answer: the sampler stops it
+            return reads(tokens)
+        llama_cpp.llama_set_abort_callback(llm.ctx, callback, None)
+        try:
+            return reads(tokens)
+        finally:
+            with _lock:
+                if not _armed:
+                    llama_cpp.llama_set_abort_callback(
+                        llm.ctx, llama_cpp.ggml_abort_callback(), None
+                    )
+
+    llm.eval = eval_stoppable
     with _lock:
         # the C side holds only a pointer to the callback: it lives as long as the model here
         _models.append((llm, llama_cpp, callback))

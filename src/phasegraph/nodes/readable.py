@@ -7,7 +7,9 @@ writes is kept as it was before the task runs, where it reads as the format its 
 (`facts.formats.FORMATS`); if the task leaves it unreadable, it is put back and the task fails,
 saying why, so the next plan starts from the file it read. Read from what tools declare of
 themselves (the file they write), never a tool's name; a file that did not read before, or
-that is new, is left to the checks.
+that is new, is left to the checks. The file kept is the one the task declares (a command's
+last output file); a tool that declares no file, run in the same wave on the same file,
+could have its change put back with it: the built-in tools declare every file they write.
 """
 
 from __future__ import annotations

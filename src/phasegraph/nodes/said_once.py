@@ -1,9 +1,11 @@
 """A model's summary with each thing said once (SPEC section 1, `summarize`).
 
 A small model writing under a grammar repeats itself: a sentence of its summary comes again
-two sentences later, a highlight restates the summary, the quality assessment is the summary's
-first sentence once more. What is said twice is not read twice: code keeps the first saying,
-whatever the words, and leaves a summary that repeats nothing as it is.
+two sentences later on the same line, a highlight restates a sentence of the summary, the
+quality assessment is the summary's first sentence once more. What is said twice is not read
+twice: code keeps the first saying. It reads only prose: a line of code, of a table, or a
+heading is left as it is, and so is a line that repeats nothing; the same fact said on two
+lines (one per phase, say) is kept on both.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from typing import Any
 
 #: Where a sentence ends: after . ! or ? and the space before the next one.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+#: A list item's marker, kept in front of the sentences it carries.
+_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _LISTS = ("highlights", "unfinished", "next_steps")
 
 
@@ -22,36 +26,59 @@ def _key(sentence: str) -> str:
     return " ".join(sentence.lower().split()).rstrip(".!?:;, ")
 
 
-def _once(text: str, seen: set[str]) -> str:
-    """``text`` without the sentences in ``seen`` or said earlier in it; ``seen`` grows."""
-    lines = []
+def _line_once(line: str) -> str:
+    """A prose line without the sentences it says a second time; the line itself if none."""
+    marker = _MARKER.match(line)
+    head = marker.group(0) if marker else ""
+    seen: set[str] = set()
+    kept = []
+    for sentence in _SENTENCE_END.split(line[len(head) :]):
+        key = _key(sentence)
+        if key and key in seen:
+            continue
+        seen.add(key)
+        kept.append(sentence)
+    said = head + " ".join(kept)
+    return line if len(kept) == len(_SENTENCE_END.split(line[len(head) :])) else said
+
+
+def _text_once(text: str) -> str:
+    """``text`` with each prose line's repeats left out; code, tables and headings as they are."""
+    lines, in_code = [], False
     for line in text.split("\n"):
-        kept = []
-        for sentence in _SENTENCE_END.split(line):
-            key = _key(sentence)
-            if key and key in seen:
-                continue
-            seen.add(key)
-            kept.append(sentence)
-        if kept or not line.strip():
-            lines.append(" ".join(kept))
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+        if line.lstrip().startswith(("```", "~~~")):
+            in_code = not in_code
+        prose = not in_code and not line.lstrip().startswith(("|", "#", "```", "~~~", "    "))
+        lines.append(_line_once(line) if prose else line)
+    return "\n".join(lines)
+
+
+def _sentences(text: str) -> set[str]:
+    return {_key(s) for line in text.split("\n") for s in _SENTENCE_END.split(line) if _key(s)}
 
 
 def said_once(summary: Mapping[str, Any]) -> dict[str, Any]:
-    """``summary`` with each sentence said once, in the order its fields are read.
+    """``summary`` with what it says twice said once; a summary that repeats nothing, equal.
 
-    The final summary keeps the first saying of each sentence; a highlight, unfinished item
-    or next step that says nothing new goes, and so does a quality assessment that only
-    repeats. Other fields stay as they are; a summary that repeats nothing is returned equal.
+    In the final summary, a sentence said again on the same prose line goes. A highlight,
+    unfinished item or next step that is a sentence the summary already says, or an item
+    given before, goes; so does a quality assessment that is one of the summary's sentences.
+    Other fields stay as they are.
     """
-    seen: set[str] = set()
     out = dict(summary)
-    out["final_summary"] = _once(str(summary.get("final_summary") or ""), seen)
+    text = str(summary.get("final_summary") or "")
+    out["final_summary"] = _text_once(text)
+    said = _sentences(text)
     for name in _LISTS:
         items = summary.get(name)
         if isinstance(items, list):
-            out[name] = [kept for item in items if (kept := _once(str(item), seen))]
-    if isinstance(summary.get("quality_assessment"), str):
-        out["quality_assessment"] = _once(summary["quality_assessment"], seen)
+            kept = []
+            for item in items:
+                if _key(str(item)) not in said:
+                    said.add(_key(str(item)))
+                    kept.append(item)
+            out[name] = kept
+    assessment = summary.get("quality_assessment")
+    if isinstance(assessment, str) and _key(assessment) in _sentences(text):
+        out["quality_assessment"] = ""
     return out
