@@ -229,17 +229,18 @@ def test_studio_server_journals_a_call_that_may_not_run_twice_beside_its_threads
 
     script = json.loads(SCRIPT.read_text())
     script["phase_planner"][0]["phases"][1]["allowed_tools"].append("edit_file")
-    # the thread's own folder is empty: the written listing says so, and the edit marks it
+    # the thread's own folder is empty: the written listing says so, and a round of its own
+    # (a typed edit beside the listing would wait for it) marks it
     edit = {"path": "files.md", "old_text": "is empty", "new_text": "is empty (edited)"}
-    script["plan_tool_call"][1]["tasks"].append(
-        {
-            "id": "t3",
-            "tool": "edit_file",
-            "arguments": edit,
-            "depends_on": ["t2"],
-            "purpose": "mark the list",
-        }  # fmt: skip
+    script["plan_tool_call"].append(
+        {"tasks": [{"id": "t3", "tool": "edit_file", "arguments": edit, "purpose": "mark it"}]}
     )
+    written, *_ = script["judge_tasks"][1:]
+    script["judge_tasks"][1:] = [
+        {**written, "phase_completed": False, "phase_completion_rate": 0.5,
+         "next_action": "continue_phase"},
+        written,
+    ]  # fmt: skip
     (tmp_path / "edits.json").write_text(json.dumps(script))
     client = get_sync_client(url=server)
     thread = client.threads.create()["thread_id"]
