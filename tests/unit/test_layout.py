@@ -136,3 +136,38 @@ def test_the_readme_is_a_guide_of_at_most_300_lines_with_troubleshooting() -> No
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     assert len(readme.splitlines()) <= 300
     assert "\n## Troubleshooting\n" in readme and "\n## Set up\n" in readme
+
+
+def _private_imports(source: str) -> list[str]:
+    """The imports of LangGraph's or LangChain's private modules or names in ``source``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            modules = [node.module]
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.Import):
+            modules, names = [alias.name for alias in node.names], []
+        else:
+            continue
+        for module in modules:
+            if not module.split(".")[0].startswith(("langgraph", "langchain")):
+                continue
+            private = [part for part in module.split(".") if part.startswith("_")]
+            hidden = [name for name in names if name.startswith("_")]
+            if private or hidden:
+                found.append(f"{module}: {', '.join(private + hidden)}")
+    return found
+
+
+def test_nothing_is_imported_from_langgraphs_private_modules() -> None:
+    # each LangGraph release could break such an import silently (issue 60)
+    used = {
+        name: found
+        for name, path in _modules().items()
+        if (found := _private_imports(path.read_text()))
+    }
+    assert used == {}
+    # the reader finds what it is for
+    assert _private_imports("from langgraph._internal._constants import CONFIG_KEY_RUNTIME")
+    assert _private_imports("from langgraph.pregel import _loop")
+    assert not _private_imports("from langgraph.runtime import get_runtime\nimport _thread")

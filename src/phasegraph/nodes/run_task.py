@@ -19,15 +19,14 @@ import contextvars
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypedDict, cast
 
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.tools import BaseTool
-from langgraph._internal._runnable import RunnableCallable
 from langgraph.config import get_config
 from langgraph.errors import NodeError
-from langgraph.runtime import Runtime
+from langgraph.runtime import Runtime, get_runtime
 
 from phasegraph.context import Context
 from phasegraph.nodes.deps import Deps, context_of, run_error, task_result, thread_id
@@ -131,7 +130,33 @@ def cancellable(node: Callable[..., Any]) -> Runnable[Any, Any]:
             given_up.set()
             raise
 
-    return RunnableCallable(sync, in_thread, name=node.__name__, trace=False)
+    return _BothForms(sync, in_thread, node.__name__)
+
+
+class _BothForms(Runnable[Any, Any]):
+    """A node with a sync and an async form, each given the run's `Runtime`; it reports nothing.
+
+    LangGraph runs a node's runnable in the context of the node's config, where
+    ``get_runtime`` finds the run's runtime; the node's own run is LangGraph's to report, once.
+    """
+
+    def __init__(
+        self,
+        sync: Callable[[Any, Runtime[Context]], Any],
+        asynchronous: Callable[[Any, Runtime[Context]], Awaitable[Any]],
+        name: str,
+    ) -> None:
+        self._sync, self._async, self.name = sync, asynchronous, name
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        """The sync form, for ``invoke`` and ``stream``."""
+        return self._sync(input, get_runtime(Context))
+
+    async def ainvoke(
+        self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> Any:
+        """The async form, for ``ainvoke``, ``astream`` and a server's runs."""
+        return await self._async(input, get_runtime(Context))
 
 
 class TaskUpdate(TypedDict):
