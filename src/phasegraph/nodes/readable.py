@@ -35,6 +35,18 @@ class Readable(NamedTuple):
     data: bytes
 
 
+def _kept(space: Workspace, path: str, errors: str = "strict") -> tuple[bytes, str] | None:
+    """A file's bytes and text, where it is there and within `KEPT_BYTES`.
+
+    ``errors``: how bytes that are not UTF-8 are read (``strict``: the file is not kept).
+    """
+    try:
+        data, size = space.read_bytes(space.relative(path), KEPT_BYTES)
+        return (data, data.decode("utf-8", errors=errors)) if size <= KEPT_BYTES else None
+    except (OSError, WorkspaceError, UnicodeDecodeError):
+        return None  # not there, not a file code may read, or not text
+
+
 def readable_before(
     task: Mapping[str, Any], tools: Mapping[str, BaseTool], space: Workspace
 ) -> Readable | None:
@@ -42,30 +54,21 @@ def readable_before(
     path = written_path(task, tools, space)
     if path is None or PurePosixPath(path).suffix.lower() not in FORMATS:
         return None
-    try:
-        data, size = space.read_bytes(space.relative(path), KEPT_BYTES)
-    except (OSError, WorkspaceError):
-        return None  # not there yet, or not a file code may read
-    try:
-        text = data.decode("utf-8") if size <= KEPT_BYTES else None
-    except UnicodeDecodeError:
+    kept = _kept(space, path)
+    if kept is None or format_error(path, kept[1]) is not None:
         return None
-    if text is None or format_error(path, text) is not None:
-        return None
-    return Readable(path, data)
+    return Readable(path, kept[0])
 
 
 def put_back_if_broken(before: Readable, space: Workspace) -> str | None:
     """Why the write was undone, where it left ``before``'s file unreadable; else None.
 
-    The file is written back as it was; a file the task removed is left removed.
+    The file is written back as it was; a file the task removed, or left too large to read,
+    is left as it is.
     """
-    try:
-        data, size = space.read_bytes(space.relative(before.path), KEPT_BYTES)
-    except (OSError, WorkspaceError):
-        return None
-    error = format_error(before.path, data.decode("utf-8", errors="replace"))
-    if size > KEPT_BYTES or error is None:
+    kept = _kept(space, before.path, errors="replace")
+    error = format_error(before.path, kept[1]) if kept is not None else None
+    if error is None:
         return None
     space.write_bytes(space.relative(before.path), before.data)
     return (

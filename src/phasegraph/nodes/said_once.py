@@ -32,14 +32,14 @@ def _line_once(line: str) -> str:
     head = marker.group(0) if marker else ""
     seen: set[str] = set()
     kept = []
-    for sentence in _SENTENCE_END.split(line[len(head) :]):
+    sentences = _SENTENCE_END.split(line[len(head) :])
+    for sentence in sentences:
         key = _key(sentence)
         if key and key in seen:
             continue
         seen.add(key)
         kept.append(sentence)
-    said = head + " ".join(kept)
-    return line if len(kept) == len(_SENTENCE_END.split(line[len(head) :])) else said
+    return line if len(kept) == len(sentences) else head + " ".join(kept)
 
 
 def _text_once(text: str) -> str:
@@ -68,7 +68,8 @@ def said_once(summary: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(summary)
     text = str(summary.get("final_summary") or "")
     out["final_summary"] = _text_once(text)
-    said = _sentences(text)
+    summarized = _sentences(text)
+    said = set(summarized)
     for name in _LISTS:
         items = summary.get(name)
         if isinstance(items, list):
@@ -79,6 +80,6 @@ def said_once(summary: Mapping[str, Any]) -> dict[str, Any]:
                     kept.append(item)
             out[name] = kept
     assessment = summary.get("quality_assessment")
-    if isinstance(assessment, str) and _key(assessment) in _sentences(text):
+    if isinstance(assessment, str) and _key(assessment) in summarized:
         out["quality_assessment"] = ""
     return out
