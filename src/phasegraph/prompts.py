@@ -240,7 +240,7 @@ FAILURES_QUESTION = """{reason} How should I go on? (Answer with guidance, or re
 
 # What code says of a round's facts, in the judge's and the plan's prompts (`phasegraph.guards`).
 #: Why a file the run made is to be written whole again (`facts.checks.to_do`).
-MADE_SHORT = "this run made it, and what it holds falls short of its checks"
+MADE_SHORT = "{path} was made by this run, and what it holds falls short of its checks"
 
 BROKEN_FORMAT = "{path} {error}: a file the run leaves unreadable as its kind is not done"
 NOTHING_SUCCEEDED = (

@@ -83,8 +83,9 @@ def test_a_failing_check_keeps_the_phase_open_and_its_detail_reaches_the_next_pl
     assert "FAILS: out.txt holds 'nope', not 'hello'" in plans[1][-1].content
     # the run made out.txt: the step is to write it whole again, not to add the checked text
     assert (
-        "\nStill to do, so plan it now:\n- write out.txt with what the request asks it to "
-        "hold (this run made it" in plans[1][-1].content
+        "\nStill to do, so plan it now:\n- out.txt was made by this run, and what it holds "
+        "falls short of its checks, so write out.txt with what the request asks it to hold\n"
+        in plans[1][-1].content
     )
     assert "make out.txt contain" not in plans[1][-1].content
     # round 2 made it true: the judge's completion stands
@@ -301,7 +302,7 @@ def test_a_file_still_to_write_is_one_step_that_names_no_checked_text() -> None:
     ]
     absent = {"full.txt"}.__contains__
     assert to_do(checks, absent) == [
-        f"{WHOLE} (full.txt does not exist)",
+        f"full.txt does not exist, so {WHOLE}",
         "make notes.txt contain 'y' (notes.txt holds 'x', not 'y')",
     ]
     # a file an earlier phase wrote since its checks were last evaluated is edited, not rewritten
@@ -313,15 +314,15 @@ def test_a_file_still_to_write_is_one_step_that_names_no_checked_text() -> None:
     # the run did not make is still edited
     made = {"full.txt"}.__contains__
     assert to_do(checks[:2] + checks[3:4], lambda path: False, made) == [
-        f"{WHOLE} (this run made it, and what it holds falls short of its checks)",
+        f"full.txt was made by this run, and what it holds falls short of its checks, so {WHOLE}",
         "make notes.txt contain 'y' (notes.txt holds 'x', not 'y')",
     ]
     # a file that must hold some text is one step too
-    assert to_do(checks[2:3], absent) == [f"{WHOLE} (full.txt does not exist)"]
+    assert to_do(checks[2:3], absent) == [f"full.txt does not exist, so {WHOLE}"]
     # so is one that is there but blank; neither step says "whole content", which made the
     # model copy a whole input where the request asked for one value of it
     blank = failing("matches", "full.txt", "full.txt is blank", pattern=r"\S")
-    assert to_do([blank], lambda path: False) == [f"{WHOLE} (full.txt is blank)"]
+    assert to_do([blank], lambda path: False) == [f"full.txt is blank, so {WHOLE}"]
     # a path that must only exist may be a folder: it is only to be created
     dist = failing("exists", "dist", "dist does not exist")
     assert to_do([dist], {"dist"}.__contains__) == ["create dist (dist does not exist)"]
@@ -331,7 +332,7 @@ def test_the_steps_still_to_do_open_a_line_of_their_own(tmp_path: Path) -> None:
     # the plan prompt puts them right after the history, whose last output ends no line
     context = Context(workspace=str(tmp_path))
     steps = plan_checks([], context, unwritten=["out.txt"])
-    assert steps.startswith("\nStill to do, so plan it now:\n- write out.txt with")
+    assert steps.startswith("\nStill to do, so plan it now:\n- out.txt does not exist, so write")
     check = {"kind": "exists", "path": "out.txt", "text": "", "pattern": "", "passed": False,
              "detail": "out.txt does not exist", "id": "c1", "label": "exists:out.txt"}  # fmt: skip
     shown = plan_checks([check], context)
@@ -673,10 +674,13 @@ def test_the_lines_a_run_changed_are_cut_so_the_judge_prompt_stays_bounded(
 def test_a_write_planned_beside_a_read_waits_for_the_next_round(tmp_path: Path) -> None:
     # its arguments were fixed before the read returned: small models wrote "0" to sum.txt
     (tmp_path / "numbers.txt").write_text("1\n2\n")
+    (tmp_path / "greet.py").write_text("def hello():\n    pass\n")
     blind = round_plan(
         ("r", "read_file", {"path": "numbers.txt"}),
         ("w", "write_file", {"path": "sum.txt", "content": "0"}),
         ("e", "run_command", {"argv": ["true"]}),
+        # an edit writes only where its old text is found: it puts no guess of the file in
+        ("x", "edit_file", {"path": "greet.py", "old_text": "hello", "new_text": "greet"}),
     )
     # once the phase has read, a write beside another read runs: its plan had the output
     seen = round_plan(
@@ -694,6 +698,8 @@ def test_a_write_planned_beside_a_read_waits_for_the_next_round(tmp_path: Path) 
     assert first["w"]["status"] == "skipped"
     assert first["w"]["output"].startswith("not run: it was planned beside reads (r)")
     assert first["e"]["status"] == "ok"  # a call that declares neither runs as planned
+    assert first["x"]["status"] == "ok"
+    assert (tmp_path / "greet.py").read_text() == "def greet():\n    pass\n"
     assert [r["status"] for r in out["rounds"][1]["results"]] == ["ok", "ok"]
     assert (tmp_path / "sum.txt").read_text() == "3"
     assert out["status"] == "completed"

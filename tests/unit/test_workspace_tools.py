@@ -91,7 +91,7 @@ def test_the_six_tools_have_the_names_arguments_and_idempotence_of_the_spec(ws: 
     assert set(tools["list_files"].args) == {"path"}
     assert set(tools["read_file"].args) == {"path", "start_line", "end_line"}
     assert set(tools["write_file"].args) == {"path", "content"}
-    assert set(tools["edit_file"].args) == {"path", "old_text", "new_text"}
+    assert set(tools["edit_file"].args) == {"path", "old_text", "new_text", "replace_all"}
     assert set(tools["search_text"].args) == {"pattern", "path"}
     assert set(tools["run_command"].args) == {"command", "timeout_s"}
     declared = {name: tools[name].metadata.get("idempotent") for name in tools}
@@ -140,7 +140,21 @@ def test_edit_fails_clearly_when_the_text_is_missing_or_ambiguous(ws: Path) -> N
     assert not ok and "was not found" in missing
     ok, twice = call(tools, "edit_file", path="notes.txt", old_text="beta", new_text="x")
     assert not ok and "occurs 2 times" in twice and "nothing was changed" in twice
+    assert "replace_all" in twice  # the way to change each is named
     assert (ws / "notes.txt").read_text() == before
+
+
+def test_edit_replaces_every_occurrence_when_asked(ws: Path) -> None:
+    tools = toolset(ws)
+    ok, said = call(
+        tools, "edit_file", path="notes.txt", old_text="beta", new_text="BETA", replace_all=True
+    )
+    assert ok and said == "replaced 2 occurrences in notes.txt"
+    assert (ws / "notes.txt").read_text() == "alpha\nBETA\ngamma\nBETA\n"
+    ok, once = call(
+        tools, "edit_file", path="notes.txt", old_text="gamma", new_text="G", replace_all=True
+    )
+    assert ok and once == "replaced 1 occurrence in notes.txt"
 
 
 def test_a_mistyped_escape_is_refused_and_nothing_is_written(ws: Path) -> None:

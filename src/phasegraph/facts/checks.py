@@ -158,7 +158,7 @@ def to_do(
         if c["kind"] in ("contains", "matches") and c["path"] not in new_files and made(c["path"])
     }
     steps += [
-        write_whole(path, prompts.MADE_SHORT)
+        write_whole(path, prompts.MADE_SHORT.format(path=path))
         for path in dict.fromkeys(c["path"] for c in open_checks if c["path"] in short)
     ]
     return steps + [
@@ -179,14 +179,14 @@ def write_readable(path: str, error: str) -> str:
 
 
 def write_whole(path: str, why: str) -> str:
-    """The step to write a file the work makes, whole: "write answer.txt with ...".
+    """The step to write a file the work makes, whole: "..., so write answer.txt with ...".
 
-    The step says "with what the request asks it to hold", then ``why`` (a check's detail, in
-    brackets): it points the work at the request, not at an input to copy whole. It names no
-    command: told to let a program write the file with ``> path``, the 1.5B model wrote the
-    command's words into the file instead (docs/traces.md).
+    ``why`` (a check's detail) comes first and the step ends at "with what the request asks it
+    to hold": it points the work at the request, and no text of code's own stands where the
+    file's content would be read (a detail after "hold" reads as the text to write). It names no
+    command, so no command's words are offered as the file's content either.
     """
-    return f"write {path} with what the request asks it to hold ({why})"
+    return f"{why}, so write {path} with what the request asks it to hold"
 
 
 def still_to_do(check: CheckRecord) -> str:

@@ -2,7 +2,8 @@
 
 Facts read a tool's ``metadata``, never its name: ``read_only`` (it changes nothing),
 ``reads`` (the argument naming the file it reads, ``path`` unless said), ``writes`` (the
-argument naming the file it writes), ``runs`` (the argument holding the argv it
+argument naming the file it writes), ``replaces`` (the argument holding the text it
+replaces, which must be in the file for it to write), ``runs`` (the argument holding the argv it
 runs), ``idempotent``, ``lists`` (it lists the workspace), ``workspace`` (it works on the run's
 workspace: the built-in tools).
 """
@@ -28,6 +29,15 @@ def declares(tool: BaseTool | None, key: str) -> object:
 def on_workspace(tools: Mapping[str, BaseTool]) -> bool:
     """Whether the run has tools that work on its workspace (the built-in ones declare it)."""
     return any(declares(tool, "workspace") for tool in tools.values())
+
+
+def replaces_found_text(tool: BaseTool | None) -> bool:
+    """Whether a tool writes only where a text it is given is found in the file (``replaces``).
+
+    Such a write cannot put a guess of what the file holds in place of its content: a text the
+    model typed that is not in the file changes nothing.
+    """
+    return bool(declares(tool, "replaces"))
 
 
 def listing_tools(tools: Mapping[str, BaseTool]) -> set[str]:

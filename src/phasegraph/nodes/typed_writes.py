@@ -13,7 +13,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from phasegraph.facts.tools import read_only, runs_argument, writes_files
+from phasegraph.facts.tools import read_only, replaces_found_text, runs_argument, writes_files
 from phasegraph.nodes.holds import written_path
 from phasegraph.state import TaskResult
 from phasegraph.state.references import references
@@ -35,7 +35,9 @@ def blind_writes(
     carry it in the same round: the read's output by reference (``$t1``), or a command that
     writes its own output (``>``). A write that takes a read's output by reference holds what
     it returns, and runs; so does a command, whose program reads what it needs itself. A round
-    of writes alone runs as planned, and so does a call that declares neither. Once an earlier
+    of writes alone runs as planned, and so does a call that declares neither, and an edit that
+    writes only where the text it replaces is found (``replaces``): its typed text is a change
+    the request states, checked against the file by the tool itself. Once an earlier
     round of the phase has read (in ``earlier``), a write beside reads runs: its plan had those
     outputs, and a model that plans a read beside every write would otherwise never write. A
     read whose output the prompt already showed (the workspace's listing, a file shown whole)
@@ -57,7 +59,9 @@ def blind_writes(
     return {
         t["id"]: why
         for t in tasks
-        if writes_files(tools.get(t["tool"])) and not references(t.get("arguments") or {})
+        if writes_files(tool := tools.get(t["tool"]))
+        and not replaces_found_text(tool)
+        and not references(t.get("arguments") or {})
     }
 
 

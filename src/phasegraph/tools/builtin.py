@@ -54,8 +54,11 @@ class _WriteFile(BaseModel):
 
 class _EditFile(BaseModel):
     path: str = Field(description="File relative to the workspace root.")
-    old_text: str = Field(description="Exact text to replace; must occur exactly once.")
+    old_text: str = Field(
+        description="Exact text to replace; must occur exactly once unless replace_all."
+    )
     new_text: str = Field(description="Text to put in its place.")
+    replace_all: bool = Field(False, description="Replace every occurrence of old_text.")
 
 
 class _SearchText(BaseModel):
@@ -150,8 +153,9 @@ def workspace_tools(settings: WorkspaceSettings) -> tuple[BaseTool, ...]:
             "edit_file",
             space.edit_file,
             _EditFile,
-            "Replace one exact occurrence of old_text with new_text in a file.",
-            {"idempotent": False, "writes": "path"},
+            "Replace an exact text with new_text in a file: its one occurrence, or every "
+            "occurrence with replace_all.",
+            {"idempotent": False, "writes": "path", "replaces": "old_text"},
         ),
         (
             "search_text",

@@ -298,8 +298,10 @@ class Workspace:
             return ""
         return data.decode("utf-8", errors="replace")
 
-    def edit_file(self, path: str, old_text: str, new_text: str) -> str:
-        """Replace the one occurrence of ``old_text`` with ``new_text``."""
+    def edit_file(
+        self, path: str, old_text: str, new_text: str, replace_all: bool = False
+    ) -> str:
+        """Replace the one occurrence of ``old_text`` with ``new_text``, or every one."""
         rel = self.relative(path, for_write=True)
         if not old_text:
             raise WorkspaceError("old_text is empty; give the exact text to replace")
@@ -319,16 +321,17 @@ class Workspace:
         count = text.count(old_text)
         if count == 0:
             raise WorkspaceError(f"old_text was not found in {rel}; nothing was changed")
-        if count > 1:
+        if count > 1 and not replace_all:
             raise WorkspaceError(
                 f"old_text occurs {count} times in {rel}, {occurrences(text, old_text)}; give "
                 "more of the text around the one to change (its whole line, say) so it matches "
-                "exactly once (nothing was changed)"
+                "exactly once, or replace_all true to change every one (nothing was changed)"
             )
-        data = text.replace(old_text, new_text, 1).encode("utf-8")
+        data = text.replace(old_text, new_text, -1 if replace_all else 1).encode("utf-8")
         self._within_write_cap(rel, len(data))
         self.write_bytes(rel, data)
-        return f"replaced 1 occurrence in {rel}"
+        changed = count if replace_all else 1
+        return f"replaced {changed} occurrence{'s' if changed > 1 else ''} in {rel}"
 
     def search_text(self, pattern: str, path: str = ".") -> str:
         """Lines matching a regular expression, as ``file:line: text`` (`search.search_text`)."""
