@@ -86,8 +86,8 @@ def broken_format(facts: RoundFacts) -> str | None:
     """A file the run wrote no longer reads as its format (JSON, INI, TOML) by its own parser.
 
     Only a file the request names that read as its format when the run began, or that the run
-    made (`facts.formats.broken_formats`): whatever the request asked, the file is broken.
-    Why: docs/traces.md.
+    made (`facts.formats.broken_formats`): whatever the request asked, the file is broken. A
+    Python file that now uses a name nothing in it binds is one (`facts.python_names`).
     """
     broken = facts.get("malformed") or {}
     if broken:

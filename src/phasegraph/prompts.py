@@ -242,7 +242,7 @@ FAILURES_QUESTION = """{reason} How should I go on? (Answer with guidance, or re
 #: Why a file the run made is to be written whole again (`facts.checks.to_do`).
 MADE_SHORT = "{path} was made by this run, and what it holds falls short of its checks"
 
-BROKEN_FORMAT = "{path} {error}: a file the run leaves unreadable as its kind is not done"
+BROKEN_FORMAT = "{path} {error}: a file the run leaves broken for its kind is not done"
 NOTHING_SUCCEEDED = (
     "no task of the phase has succeeded, so nothing it did can be what the phase set out to do"
 )

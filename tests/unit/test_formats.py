@@ -110,7 +110,7 @@ def test_a_phase_is_not_done_while_a_file_it_wrote_no_longer_reads_as_its_format
     plans = [str(call[-1].content) for call in model.calls_of("plan_tool_call")]
     step = f"- {said} header: write app.ini again so that it does"
     assert step not in plans[0] and step in plans[1]
-    assert first["overridden"].endswith("a file the run leaves unreadable as its kind is not done")
+    assert first["overridden"].endswith("a file the run leaves broken for its kind is not done")
     assert second["phase_completed"] is True and "overridden" not in second
     assert out["status"] == "completed"
 

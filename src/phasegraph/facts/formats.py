@@ -19,6 +19,7 @@ import yaml  # type: ignore[import-untyped]
 
 from phasegraph.context import Context
 from phasegraph.facts.files import file_text
+from phasegraph.facts.python_names import new_unbound_names
 from phasegraph.state.result import clip
 from phasegraph.tools.workspace import Workspace, workspace_path
 
@@ -96,7 +97,9 @@ def broken_formats(
     as its format when the run began (``originals``: the first few it names, each of
     `files.ORIGINAL_BYTES` at most), or one it names that the run made (``new_files``). A
     file that was already unreadable is not the run's doing, and one the request does not name
-    may have been either. A file over `files.COPY_COMPARED_BYTES` now is not read.
+    may have been either. A file over `files.COPY_COMPARED_BYTES` now is not read. A Python
+    file that parses but now uses a name nothing in it binds is broken too
+    (`python_names.new_unbound_names`): it fails when that line runs.
     """
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     made = {workspace_path(space, name) for name in new_files}
@@ -109,6 +112,8 @@ def broken_formats(
             continue
         now = file_text(space, rel)
         error = format_error(rel, now) if now is not None else None
+        if error is None and now is not None and PurePosixPath(rel).suffix.lower() == ".py":
+            error = new_unbound_names(originals.get(rel, ""), now)
         if error:
             broken[rel] = error
     return broken
