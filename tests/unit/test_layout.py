@@ -6,6 +6,10 @@ import ast
 from pathlib import Path
 
 import pytest
+from langgraph.graph.state import CompiledStateGraph
+
+from phasegraph import ScriptedChatModel, build_graph
+from phasegraph.graph.compiled import PhaseGraph
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "phasegraph"
 MAX_FUNCTION_LINES = 80
@@ -171,3 +175,29 @@ def test_nothing_is_imported_from_langgraphs_private_modules() -> None:
     assert _private_imports("from langgraph._internal._constants import CONFIG_KEY_RUNTIME")
     assert _private_imports("from langgraph.pregel import _loop")
     assert not _private_imports("from langgraph.runtime import get_runtime\nimport _thread")
+
+
+def _class_assignments(source: str) -> list[int]:
+    """The lines of ``source`` that assign an object's ``__class__``."""
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Attribute) and target.attr == "__class__"
+    ]
+
+
+def test_the_compiled_graph_is_built_by_its_constructor_not_reclassed() -> None:
+    # a re-classed instance skips its class's constructor, which a LangGraph release may change
+    found = {
+        name: lines
+        for name, path in _modules().items()
+        if (lines := _class_assignments(path.read_text()))
+    }
+    assert found == {}
+    assert _class_assignments("graph.__class__ = Other\n") == [1]
+    graph = build_graph(model=ScriptedChatModel(script={}), builtin_tools=False)
+    assert type(graph) is PhaseGraph and isinstance(graph, CompiledStateGraph)
+    assert type(graph.copy()) is PhaseGraph  # LangGraph's copy keeps it, settings and all
+    assert graph.copy().builtin_tools is False and graph.copy().nodes.keys() == graph.nodes.keys()

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.types import Command, StateSnapshot
 
 from phasegraph.carried import carried_settings
@@ -163,3 +165,23 @@ def latest_config(config: RunnableConfig) -> RunnableConfig:
     configurable = dict(config.get("configurable") or {})
     configurable.pop("checkpoint_id", None)
     return cast(RunnableConfig, {**config, "configurable": configurable})
+
+
+def check_persistence(checkpointer: Any, config: RunnableConfig | None, context: Any) -> None:
+    """Refuse a run whose settings ask for reviews on a graph that cannot keep a pause.
+
+    A review pauses the run until a person answers; without a checkpointer (the graph's, or
+    the one a server passes in the config) the paused run is lost, so it is refused before
+    anything runs (`ConfigurationError`).
+    """
+    configurable = (config or {}).get("configurable") or {}
+    kept = isinstance(checkpointer, BaseCheckpointSaver) or (
+        checkpointer is not False and configurable.get(CONFIG_KEY_CHECKPOINTER)
+    )
+    review = Context.coerce(context).review
+    if not kept and review != "none":
+        raise ConfigurationError(
+            f"review={review!r} pauses the run for a person, and a "
+            "paused run needs a checkpointer to be resumed: build_graph(checkpointer=...), "
+            "or review='none'"
+        )

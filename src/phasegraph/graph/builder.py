@@ -188,10 +188,6 @@ def build_graph(
     compiled = builder.compile(
         checkpointer=checkpointer, interrupt_before=["human_review"], name=name
     )
-    # compile() always builds a CompiledStateGraph; PhaseGraph adds methods only, no state, so
-    # re-classing the instance is safe (and Pregel.copy keeps the class from then on).
-    compiled.__class__ = PhaseGraph
-    graph = cast(PhaseGraph, compiled)
-    graph.thread_workspaces = thread_workspaces
-    graph.builtin_tools = deps.toolbox.builtin
-    return graph
+    return PhaseGraph.of(
+        compiled, thread_workspaces=thread_workspaces, builtin_tools=deps.toolbox.builtin
+    )

@@ -18,7 +18,6 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.graph import Graph
 from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint
-from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Interrupt, StateSnapshot
 
@@ -28,6 +27,7 @@ from phasegraph.graph.admission import (
     admit_workspace,
     check_checks,
     check_input,
+    check_persistence,
     latest_config,
     refuse,
     resumed_settings,
@@ -82,6 +82,21 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         super().__init__(*args, **kwargs)
         self.thread_workspaces = thread_workspaces
         self.builtin_tools = builtin_tools
+
+    @classmethod
+    def of(
+        cls,
+        compiled: CompiledStateGraph[State, Context, InputState, OutputState],
+        **settings: Any,
+    ) -> PhaseGraph:
+        """The phasegraph of LangGraph's compiled graph, built as `Pregel.copy` builds a copy.
+
+        LangGraph's ``compile()`` returns its own class; its constructor takes the compiled
+        graph's attributes, which is how ``copy()`` and ``with_config()`` rebuild one, so the
+        phasegraph is that graph with ``settings`` (``thread_workspaces``, ``builtin_tools``).
+        """
+        attributes = {k: v for k, v in vars(compiled).items() if k != "__orig_class__"}
+        return cls(**attributes, **settings)
 
     def get_graph(self, config: RunnableConfig | None = None, *, xray: int | bool = False) -> Graph:
         """LangGraph's drawing, with the error handler's way out (`errors.with_handler_edges`)."""
@@ -220,24 +235,6 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         thread_id = (config.get("configurable") or {}).get("thread_id")
         return str(thread_id) if thread_id else None
 
-    def _check_persistence(self, config: RunnableConfig | None, context: Any) -> None:
-        """Refuse a run whose settings ask for reviews on a graph that cannot keep a pause.
-
-        A review pauses the run until a person answers; without a checkpointer the paused run
-        is lost, so it is refused before anything runs (`ConfigurationError`).
-        """
-        configurable = (config or {}).get("configurable") or {}
-        kept = isinstance(self.checkpointer, BaseCheckpointSaver) or (
-            self.checkpointer is not False and configurable.get(CONFIG_KEY_CHECKPOINTER)
-        )
-        review = Context.coerce(context).review
-        if not kept and review != "none":
-            raise ConfigurationError(
-                f"review={review!r} pauses the run for a person, and a "
-                "paused run needs a checkpointer to be resumed: build_graph(checkpointer=...), "
-                "or review='none'"
-            )
-
     def _migrate_checkpoint(self, checkpoint: Checkpoint) -> None:
         """LangGraph's migrations of a loaded checkpoint, then those of earlier phasegraphs."""
         super()._migrate_checkpoint(checkpoint)
@@ -259,7 +256,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         """LangGraph's stream, run under the thread's lease; new input only for new threads."""
         kwargs["context"] = self.run_context(kwargs.get("context"), config)
         starts = check_input(input)
-        self._check_persistence(config, kwargs.get("context"))
+        check_persistence(self.checkpointer, config, kwargs.get("context"))
         config = with_step_limit(config, kwargs.get("context"))
         with stop_work_on_interrupt(), self.lease(config) as lease:
             thread_id = self._guard_target(config)
@@ -351,7 +348,7 @@ class PhaseGraph(CompiledStateGraph[State, Context, InputState, OutputState]):
         # a model file is looked at here: file-system calls stay off the event loop
         kwargs["context"] = await asyncio.to_thread(self.run_context, kwargs.get("context"), config)
         starts = check_input(input)
-        self._check_persistence(config, kwargs.get("context"))
+        check_persistence(self.checkpointer, config, kwargs.get("context"))
         config = with_step_limit(config, kwargs.get("context"))
         thread_id = self._guard_target(config)
         graph = self._as_run(config)
