@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langgraph.graph.state import CompiledStateGraph
@@ -163,14 +165,14 @@ def _private_imports(source: str) -> list[str]:
     return found
 
 
+def _found_in_modules(find: Callable[[str], list[Any]]) -> dict[str, list[Any]]:
+    """What ``find`` finds in each module of the package, for the modules where it finds any."""
+    return {name: found for name, path in _modules().items() if (found := find(path.read_text()))}
+
+
 def test_nothing_is_imported_from_langgraphs_private_modules() -> None:
     # each LangGraph release could break such an import silently (issue 60)
-    used = {
-        name: found
-        for name, path in _modules().items()
-        if (found := _private_imports(path.read_text()))
-    }
-    assert used == {}
+    assert _found_in_modules(_private_imports) == {}
     # the reader finds what it is for
     assert _private_imports("from langgraph._internal._constants import CONFIG_KEY_RUNTIME")
     assert _private_imports("from langgraph.pregel import _loop")
@@ -190,12 +192,7 @@ def _class_assignments(source: str) -> list[int]:
 
 def test_the_compiled_graph_is_built_by_its_constructor_not_reclassed() -> None:
     # a re-classed instance skips its class's constructor, which a LangGraph release may change
-    found = {
-        name: lines
-        for name, path in _modules().items()
-        if (lines := _class_assignments(path.read_text()))
-    }
-    assert found == {}
+    assert _found_in_modules(_class_assignments) == {}
     assert _class_assignments("graph.__class__ = Other\n") == [1]
     graph = build_graph(model=ScriptedChatModel(script={}), builtin_tools=False)
     assert type(graph) is PhaseGraph and isinstance(graph, CompiledStateGraph)
