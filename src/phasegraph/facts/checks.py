@@ -84,7 +84,7 @@ def in_words(check: Mapping[str, Any]) -> str:
     example of the text it wants: a model shown a label, a pattern or an example may search for
     it, or write it into the file, instead of doing what the request asks. So plans, judges and
     phase plans are not shown a pattern: the request says what to do, and code checks. (The
-    summary, written for a person, names a failing check by its label.) Why: docs/traces.md.
+    summary, written for a person, names a failing check by its label.)
     """
     match check["kind"]:
         case "exists":
@@ -139,7 +139,7 @@ def to_do(
     step per text looked for, or one naming them, can be taken for the file's whole content;
     and a file the run made holds nothing of the user's that writing it again could lose.
     ``missing``: whether a path is not there now (a check's detail may date from an earlier
-    phase). Why: docs/traces.md.
+    phase).
     """
     open_checks = failing(checks)
     # a path with checks of what it holds is a file (one with only "exists" may be a folder)

@@ -53,7 +53,7 @@ def writes_needed(
     Empty when no file check fails and no file is to be written. The analysis's task type may
     be wrong (a change to a file taken for analysis work, which may not write), while a failing
     file check, or a file the analysis names to write, says the work writes files: without
-    these tools it can only try other means until the budget runs out. Why: docs/traces.md.
+    these tools it can only try other means until the budget runs out.
     """
     failing = any(c["kind"] in FILE_KINDS and c["passed"] is not True for c in checks)
     if not failing and not files_to_write:

@@ -2,8 +2,8 @@
 
 llama-cpp-python puts llama.cpp's grammar sampler in its chain before the greedy pick, so the
 grammar is tried on every token of the vocabulary at every step (Qwen2.5 has 151,936 tokens),
-and decoding under a JSON schema's grammar is several times slower than without one
-(measured: docs/traces.md). Every call phasegraph makes of a local model is decoded under one.
+and decoding under a JSON schema's grammar is several times slower than without one.
+Every call phasegraph makes of a local model is decoded under one.
 
 llama.cpp's own command-line sampler avoids this (``common_sampler_sample``): it takes the
 model's choice, asks the grammar about that one token, and applies the grammar to the whole

@@ -42,7 +42,7 @@ def _bounded_numbers(node: Any) -> Any:
     A grammar bounds strings and choices but not numbers, so a number decoded under it may fall
     outside its range (a rate from 0 to 1 written as 10, in tenths). An integer with
     ``minimum`` and ``maximum`` is offered every value between them; a real number, the tenths
-    of its range. Only the grammar changes: validation is the schema's. Why: docs/traces.md.
+    of its range. Only the grammar changes: validation is the schema's.
     """
     if isinstance(node, list):
         return [_bounded_numbers(item) for item in node]

@@ -3,7 +3,7 @@
 llama-cpp-python saves a state after each call (the KV cache, the tokens, and a copy of the
 logits of up to a batch of tokens: 512 x the vocabulary x 4 bytes, 311 MB for Qwen2.5) and, for
 a new prompt, restores the saved state with the longest common prefix. Its own RAM cache counts
-only the KV part against its capacity, so its resident size grew past 17 GB on the local suite.
+only the KV part against its capacity, so its resident size grows by the logits of every state.
 `StateCache` keeps the same lookup, keeps one row of the logits (a restored state is always
 evaluated again from its last token before sampling, so the rows are never read, as long as
 the model is loaded without ``logits_all``, as `phasegraph.models.local` loads it), and counts

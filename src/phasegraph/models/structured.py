@@ -304,7 +304,7 @@ def complete_items(text: str) -> dict[str, Any] | None:
     writes the same again), while the list items before the cut may be whole. The text is cut
     after the last list item that ended (at a comma between items) and closed; the result is
     validated like any answer, so one missing a required field is still re-asked. None when no
-    list item ended before the cut. Why: docs/traces.md.
+    list item ended before the cut.
     """
     stack: list[str] = []
     cuts: list[tuple[int, str]] = []

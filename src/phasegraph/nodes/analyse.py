@@ -96,7 +96,7 @@ def analysis_parameters(named: list[str]) -> dict[str, Any]:
     for a model than composing a check, and a run whose deliverable has no check can be judged
     done with no file written. Each new file chosen becomes a check that the file holds some
     text (see `proposed_checks`), and any file chosen keeps the tools that write files (see
-    `facts.tools.writes_needed`). Why: docs/traces.md.
+    `facts.tools.writes_needed`).
     """
     spec = function_spec("request_analyser", StructuredRequest)
     parameters: dict[str, Any] = spec["function"]["parameters"]
@@ -113,7 +113,6 @@ def new_files_line(files: list[str]) -> str:
     The analysis proposes checks for the files a request asks to write, and a model may miss
     them; a run without a check can then be judged done with no file written. Code finds the
     names; the model decides which are deliverables. Empty when there are none.
-    Why: docs/traces.md.
     """
     return prompts.NEW_FILES.format(files=", ".join(files)) if files else ""
 
@@ -151,7 +150,7 @@ def not_a_deliverable(check: dict[str, Any], request: str, space: Workspace) -> 
     A file check must name a file the request names (`named_files`) that is not there yet: a
     file that exists before the work is an input, and a check on it steers the run into
     editing the input. Only whether a deliverable is there and holds some text is taken from
-    an analysis; what it holds is a guess (`REFUSED_KINDS`). Why: docs/traces.md.
+    an analysis; what it holds is a guess (`REFUSED_KINDS`).
     """
     if check["kind"] in REFUSED_KINDS:
         return REFUSED_KINDS[check["kind"]]
@@ -168,7 +167,7 @@ def deliverable(check: dict[str, Any]) -> dict[str, Any]:
 
     A file the request asks to write must hold something, so "it exists" becomes "it has some
     text" (`HAS_TEXT`): an empty file passes an exists check, and a judge may then call the work
-    done. Other checks are kept as they are. Why: docs/traces.md.
+    done. Other checks are kept as they are.
     """
     if check["kind"] == "exists":
         return {"kind": "matches", "path": check["path"], "pattern": HAS_TEXT}

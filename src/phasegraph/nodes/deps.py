@@ -147,8 +147,7 @@ def phase_allowed_tools(
     files = [str(f) for f in named]
     needed = writes_needed(state.get("checks") or [], tools, files)
     # The last phase ends the work, so its own list does not narrow away what the work needs:
-    # a last phase narrowed to reading can only end the run with its files unchanged
-    # (docs/traces.md, nodes.deps.phase_allowed_tools).
+    # a last phase narrowed to reading can only end the run with its files unchanged.
     last = is_last_phase(state, phase)
     return allowed_tools(
         tools,

@@ -40,7 +40,7 @@ def reads_of_nothing(
 
     Such a read can hold no write back, and its failure stops none that makes the file (see
     `made_by`): a plan may read a file it is about to write and make the write depend on the
-    read, which would otherwise never let the write run. Why: docs/traces.md.
+    read, which would otherwise never let the write run.
     """
     reading = read_only(tools)
     return {t["id"] for t in tasks if t["tool"] in reading and _absent(space, read_path(t, tools))}
@@ -129,7 +129,7 @@ def unseen_overwrites(
     first; unless it holds the very text being written (a round run again after a crash wrote
     it before its result was saved). A write over a file the run has not seen may lose a
     user's file for nothing. Edits (old text for new) are left to the tool, which refuses a
-    text that is not there. Why: docs/traces.md.
+    text that is not there.
     """
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     reading = read_only(tools)
@@ -218,7 +218,7 @@ def failed_before(
     path outside); other failures (a permission a person may fix, a service) and other tools (a
     command's timing) run again. A call of a tool that may change things and that ran, or may
     have (timeout, interrupted), releases every hold. ``earlier``: the run's results so far,
-    this round's earlier waves too. Why: docs/traces.md.
+    this round's earlier waves too.
     """
     reading = read_only(tools)
     failed: dict[str, TaskResult] = {}

@@ -4,7 +4,7 @@ A plan of one-tool phases ("read the file", "count the rows", "write the result"
 narrowed to its tool, delivers nothing in any one phase, and each phase costs a plan and a
 judge; such a plan, or several phases for a simple request, becomes one phase whose goal names
 the planned steps in order (see `fits_one_phase`). Each check goes to the phase the plan names
-for it, else the last (SPEC section 11). Why: docs/traces.md, nodes.phase_plan.
+for it, else the last (SPEC section 11).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def named_after_tools(phases: list[dict[str, Any]], tool_names: Iterable[str]) -
 
     A single phase may be called "List files"; list_files, read_file, edit_file, ... as phases
     plan no work. Empty unless the plan has several phases and more than one of them is named
-    (by name or id) after a tool. Why: docs/traces.md.
+    (by name or id) after a tool.
     """
     tools = {_words(t) for t in tool_names}
     named = [
@@ -85,7 +85,7 @@ def fits_one_phase(state: State, phases: list[dict[str, Any]]) -> bool:
     phases: all but one) are single tool calls, `is_one_call`, each a plan and a judge spent
     before anything is written; or when the phases together need no more rounds than one phase
     may have and all of them but at most one narrow their tools. A plan of phases that keep
-    their tools open, or that need more rounds, is kept as it is. Why: docs/traces.md.
+    their tools open, or that need more rounds, is kept as it is.
     """
     if len(phases) < 2:
         return False
@@ -114,7 +114,7 @@ def shaped(
     """Planned phases as the run works them, and why they were merged into one, if they were.
 
     The phase planner's and the replanner's phases alike: a model that splits a job into tool
-    calls may do it again when it replans (docs/traces.md, nodes.phase_plan.fits_one_phase).
+    calls may do it again when it replans.
     """
     phase_id = str(phases[0]["id"]) if phases else "p1"
     copied = named_after_tools(phases, tool_names)

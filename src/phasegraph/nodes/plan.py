@@ -115,7 +115,7 @@ def _arguments(result: TaskResult, limit: int) -> str:
 
     A model may copy what it reads: shown the arguments of a call that did not run (a skipped
     write's placeholder content, say), it may plan that call again instead of one made from
-    what the calls beside it returned. Why: docs/traces.md.
+    what the calls beside it returned.
     """
     if result["status"] in ("ok", "failed", "timeout"):
         return truncate(dump(result["arguments"]), limit)
@@ -127,7 +127,7 @@ def _verdict(record: RoundRecord) -> str:
     """How a round was judged: by the judge, or by code where the facts overruled the judge.
 
     A verdict code overruled is not repeated (`round_finding`): a wrong "the phase was
-    completed" can send the next plan back to the same call. Why: docs/traces.md.
+    completed" can send the next plan back to the same call.
     """
     judgement = record["judgement"]
     finding = round_finding(judgement)

@@ -42,7 +42,7 @@ def adds_nothing(
     round to learn nothing; the reason quotes, whole, what each returned, or why it would not
     run, which the prompt may no longer show. None when any call may add something, or what
     they returned is longer than `QUOTED_CHARS`. ``rounds``: the results of the run's rounds,
-    in order. Why: docs/traces.md.
+    in order.
     """
     if not tasks or not all(_ran_before(task, rounds) for task in tasks):
         return None  # a call never made adds something: the common case, decided cheaply

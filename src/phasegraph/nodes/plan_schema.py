@@ -35,7 +35,7 @@ def plan_parameters(tools: Sequence[BaseTool], *, askable: Sequence[str] = ()) -
     after a purpose written first. ``askable`` names the tools a task may ask a person for with
     a justification (the tool-permission path of SPEC 5). With no tools, or above
     `PLAN_SCHEMA_TOKENS`, it is RoundPlan's own schema. Validation is still RoundPlan's, so a
-    model that reads this as a hint loses nothing. Why: docs/traces.md.
+    model that reads this as a hint loses nothing.
     """
     parameters = _round_plan_parameters()  # a fresh copy, this call's to edit
     if not tools:
@@ -83,7 +83,7 @@ def _round_plan_parameters() -> dict[str, Any]:
 
     Grammar decoding writes the required fields first, in order: with the reasoning required
     first, a model says what the rounds so far show before it picks calls, not after them.
-    Validation still takes a plan without one. Why: docs/traces.md.
+    Validation still takes a plan without one.
     """
     spec = function_spec("plan_tool_call", RoundPlan)
     parameters = cast(dict[str, Any], spec["function"]["parameters"])

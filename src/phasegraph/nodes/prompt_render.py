@@ -108,7 +108,7 @@ def unquoted(value: Any) -> Any:
     """``value`` with the quotes `quoted` adds taken out of every string in it.
 
     They are phasegraph's own markup, never part of a file, though a model that copies a
-    quoted output into a file copies them too. Why: docs/traces.md.
+    quoted output into a file copies them too.
     """
     if isinstance(value, str):
         return value.replace(prompts.OUTPUT_OPEN, "").replace(prompts.OUTPUT_CLOSE, "")

@@ -130,8 +130,8 @@ Check = Annotated[AnyCheck, Field(discriminator="kind")]
 
 ProposedCheck = ExistsCheck | ContainsCheck | MatchesCheck | CommandCheck
 """The kinds the request analysis is offered. ``number``, ``keeps`` and ``copy`` are for callers
-and people: offered to the analysis, they made whole runs worse (docs/benchmarks.md,
-2026-11-26: the default model's suite 10 -> 7 of 12, two saying completed over a failed check).
+and people: a model that proposes one pins what it guessed, and a run held to a wrong check
+fails where it would have succeeded (docs/benchmarks.md).
 ``equals`` is for callers and people too: a whole text the request gives is rare, and a model
 that proposes one it guessed would pin a wrong answer."""
 

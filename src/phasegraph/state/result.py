@@ -57,7 +57,7 @@ def at_most(chars: int) -> dict[str, Any]:
     Decoded under a grammar, a model can repeat itself inside a string until the answer is cut
     off, and greedy decoding does it again when asked again; with ``maxLength`` the grammar
     closes the string. A longer answer from a model that reads the schema as a hint is still
-    taken: refusing it would cost a step. Why: docs/traces.md.
+    taken: refusing it would cost a step.
     """
     return {"maxLength": chars}
 

@@ -35,7 +35,7 @@ from phasegraph.state.result import (
 )
 
 # The round's schemas were here before they had a module of their own: this import path keeps
-# working for code written against it (issue 21).
+# working for code written against it.
 from phasegraph.state.round_schemas import MAX_TASKS_PER_ROUND as MAX_TASKS_PER_ROUND
 from phasegraph.state.round_schemas import NEXT_ACTIONS as NEXT_ACTIONS
 from phasegraph.state.round_schemas import QUALITY_BY_STATUS as QUALITY_BY_STATUS
@@ -168,7 +168,7 @@ def check_phase_list(
     done_ids = set(ctx.get("done_phase_ids", ()))
     # An id used twice, or already a finished phase's (a model may restart at p1 when it
     # replans), is numbered rather than sent back: asked again, a model decoding greedily
-    # answers the same (docs/traces.md, state.schemas.check_phase_list).
+    # answers the same.
     # Ids must stay unique because reports and prompts group rounds and outcomes by them.
     # Dependencies only order phases, and both phases of a shared id come earlier, so the name
     # a dependency gives keeps a meaning whichever it meant.
@@ -241,7 +241,7 @@ class Replan(Result):
 
 # Bounds of a summary's parts, in characters (see `at_most`): unbounded, a summary decoded under
 # a grammar can run to the token limit inside final_summary, attempt after attempt, before the
-# plain-text fallback (docs/traces.md). All parts at their longest (about 860 characters, some
+# plain-text fallback. All parts at their longest (about 860 characters, some
 # 220 tokens) fit in one answer of the 1,024-token limit, so a grammar closes them in time; each
 # is below the most a grammar takes (`local_format.GRAMMAR_MAX_BOUND`). The summary says what the
 # facts mean; code adds the facts themselves, so its prose is bounded short: a local model's

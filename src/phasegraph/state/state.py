@@ -257,7 +257,7 @@ class Fallback(TypedDict):
 
 
 class CodeAnswer(TypedDict):
-    """A stage code answered without asking the model (threads of 593539c..d2716b1)."""
+    """A stage code answered without asking the model (read from threads that recorded one)."""
 
     stage: str
     """The node whose question code answered."""

@@ -271,7 +271,7 @@ def _evaluate(
     if expression(check).search(text, timeout=SEARCH_TIMEOUT_S):
         if check["pattern"] == HAS_TEXT:
             # In plain words: a judge told only of "text the check's expression finds" may
-            # still take the file for missing or blank (docs/traces.md, tools.checks._evaluate).
+            # still take the file for missing or blank.
             return True, f"{path} is there and holds text"
         return True, f"{path} holds text the check's expression finds"
     return False, _missing(path, text, size, "text the check's expression finds")

@@ -25,7 +25,6 @@ def stray_control(text: str, already: Callable[[], str]) -> str | None:
     escape ("alpha\beta" for "alpha\nbeta") writes a control character a text file does not
     hold, which a reader of the text may not notice. A text that holds such a character by
     design (the file held it already) is written as asked. None when ``text`` can be written.
-    Why: docs/traces.md.
     """
     if _STRAY_CONTROL.search(text) is None:
         return None
