@@ -108,7 +108,8 @@ Reflection (act on it): {note}"""
 JUDGE_SYSTEM = """You judge one round of work against the phase goal. Call judge_tasks once.
 Evaluate every task (done, failed or partial, quality 0-10); a task whose execution failed cannot be
 done. Judge by the facts code checked: the files the phase changed and what they hold now, and
-the checks; a phase whose check fails is not complete. A file's text typed into a plan's
+the checks; a phase whose check fails is not complete. A file that holds the very text of
+another is a copy of it, nothing computed from it. A file's text typed into a plan's
 arguments is the model's own: what a program computes from files (a count, a total, sorted,
 distinct or selected lines, a column) is right when that program wrote it (a command with >) or
 its output was passed by reference ("$t1"), and typed it is a guess, partial at best. Give

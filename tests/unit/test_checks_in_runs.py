@@ -671,6 +671,26 @@ def test_the_lines_a_run_changed_are_cut_so_the_judge_prompt_stays_bounded(
     assert f'({len(original)} characters) with lines \'{{"key0": "wvvv' in said
 
 
+def test_the_judge_is_told_a_file_holds_the_very_text_an_input_held(tmp_path: Path) -> None:
+    # the 1.5B model typed numbers.txt's lines into the file that was to hold their sum, and
+    # its judge said the sum was written: the two equal texts stood far apart in its prompt
+    (tmp_path / "numbers.txt").write_text("17\n25\n8\n")
+    context = Context(workspace=str(tmp_path))
+    originals = file_originals("Read numbers.txt and write their sum to sum.txt.", context)
+    (tmp_path / "sum.txt").write_text("17\n25\n8\n")
+    said = describe_files(["sum.txt"], context, originals=originals)
+    assert said == (
+        "sum.txt (8 bytes, now '17\\n25\\n8\\n'), the very text numbers.txt held when the run "
+        "began"
+    )
+    (tmp_path / "sum.txt").write_text("50\n")
+    now = describe_files(["sum.txt"], context, originals=originals)
+    assert now == "sum.txt (3 bytes, now '50\\n')"
+    # a file changed in place is not a copy of itself
+    (tmp_path / "numbers.txt").write_text("17\n25\n8\n9\n")
+    assert "the very text" not in describe_files(["numbers.txt"], context, originals=originals)
+
+
 def test_a_write_planned_beside_a_read_waits_for_the_next_round(tmp_path: Path) -> None:
     # its arguments were fixed before the read returned: small models wrote "0" to sum.txt
     (tmp_path / "numbers.txt").write_text("1\n2\n")

@@ -67,7 +67,8 @@ def describe_files(
     """Changed files as the judge reads them: each with its size and how it begins now.
 
     ``originals``: what files held when the run began (see `file_originals`), for the lines
-    the run changed in them.
+    the run changed in them, and for a changed file that now holds the very text another of
+    them held (`copy_of`): a judge shown two equal texts far apart in its prompt is told.
     """
     if not paths:
         return "none"
@@ -78,15 +79,24 @@ def describe_files(
             line = _describe_file(space, path, absent="no longer there")
             rel = workspace_path(space, path)
             before = (originals or {}).get(rel or "")
-            now = file_text(space, rel) if rel and before is not None else None
+            now = file_text(space, rel) if rel else None
             if before is not None and now is not None:
                 line += f", {_changes_since(before, now)}"
+            if rel and now and (source := copy_of(rel, now, originals or {})):
+                line += f", the very text {source} held when the run began"
         except WorkspaceError:
             line = f"{path} (no longer there)"
         lines.append(line)
     if len(paths) > FILES_SHOWN:
         lines.append(f"and {len(paths) - FILES_SHOWN} more")
     return "; ".join(lines)
+
+
+def copy_of(rel: str, text: str, originals: Mapping[str, str]) -> str | None:
+    """The other file whose text, when the run began, was ``text`` (ends trimmed), if any."""
+    return next(
+        (name for name, was in originals.items() if name != rel and was.strip() == text), None
+    )
 
 
 def _describe_file(
@@ -109,7 +119,7 @@ def file_originals(request: str, context: Context) -> dict[str, str]:
 
     Files up to `ORIGINAL_BYTES`; the judge is then told which lines the run changed in them:
     a judge shown only a file's beginning cannot tell where a change went (a new section at the
-    end, say, for a setting asked for in an existing one). Why: docs/traces.md.
+    end, say, for a setting asked for in an existing one).
     """
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     kept: dict[str, str] = {}
@@ -162,7 +172,7 @@ def workspace_files(context: Context, tools: Mapping[str, BaseTool]) -> str:
 
     Empty where the run has no tool that lists the workspace, or the listing fails. Shown the
     real names, a plan can write them rather than make names up, and a judge can see a made-up
-    list for what it is; a strong model is spared a round of listing. Why: docs/traces.md.
+    list for what it is; a strong model is spared a round of listing.
     """
     entries = _listing(context, tools)
     if entries is None:
@@ -205,7 +215,6 @@ def request_files(request: str, context: Context, tools: Mapping[str, BaseTool])
 
     With the named files' beginnings in view, a plan can use what they hold rather than guess
     it, and a judge can hold the result to them; a larger file is still read with the tools.
-    Why: docs/traces.md.
     """
     if not on_workspace(tools):
         return ""
