@@ -10,7 +10,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from phasegraph import Context, ScriptedChatModel, build_graph
 from phasegraph.facts.formats import broken_formats, format_error
-from phasegraph.guards import broken_format, default_guards
+from phasegraph.guards import Guard, broken_format, default_guards
 
 from scripts import ANALYSIS, SUMMARY, final_state, judgement, phase, round_plan
 
@@ -70,7 +70,11 @@ def test_only_a_file_that_read_before_or_is_new_is_broken_by_the_run(tmp_path: P
 
 
 def ini_run(
-    ws: Path, *contents: str, judges: list[dict[str, Any]], existing: bool = True
+    ws: Path,
+    *contents: str,
+    judges: list[dict[str, Any]],
+    existing: bool = True,
+    guards: list[Guard] | None = None,
 ) -> tuple[dict[str, Any], ScriptedChatModel]:
     if existing:
         (ws / "app.ini").write_text(INI)
@@ -85,7 +89,7 @@ def ini_run(
         "summarizer": [SUMMARY],
     }
     model = ScriptedChatModel(script=script)
-    graph = build_graph(model=model, checkpointer=InMemorySaver())
+    graph = build_graph(model=model, checkpointer=InMemorySaver(), guards=guards)
     return final_state(
         graph,
         {"request": "In app.ini, add the setting timeout = 30 to the [server] section."},
@@ -94,14 +98,17 @@ def ini_run(
     ), model
 
 
+@pytest.mark.parametrize("own_guard", [False, True], ids=["default guards", "an equal guard"])
 def test_a_phase_is_not_done_while_a_file_it_wrote_no_longer_reads_as_its_format(
-    tmp_path: Path,
+    tmp_path: Path, own_guard: bool
 ) -> None:
     # a new file: one that read before is put back by the write itself (`nodes.readable`)
     broken = "  ,timeout = 30\n" + INI
     fixed = INI.replace("port = 80\n", "port = 80\ntimeout = 30\n")
     judges = [judgement(), judgement()]
-    out, model = ini_run(tmp_path, broken, fixed, judges=judges, existing=False)
+    # a caller's guard that does what broken_format does loses the plan none of its steps
+    guards = [lambda facts: broken_format(facts)] if own_guard else None
+    out, model = ini_run(tmp_path, broken, fixed, judges=judges, existing=False, guards=guards)
     first, second = (r["judgement"] for r in out["rounds"])
     assert first["phase_completed"] is False
     said = "app.ini does not read as INI: line 1 (',timeout = 30') comes before any [section]"

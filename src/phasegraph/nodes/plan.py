@@ -27,7 +27,6 @@ from phasegraph.facts.checks import (
     write_whole,
 )
 from phasegraph.facts.record import first_facts
-from phasegraph.guards import Guard, broken_format
 from phasegraph.models.structured import StageCall, call_structured
 from phasegraph.nodes.deps import Deps, context_of, phase_allowed_tools
 from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
@@ -191,17 +190,15 @@ def plan_checks(
 
 
 def _last_work(
-    state: State,
-    phase: Mapping[str, Any],
-    facts: RoundFacts,
-    guards: Sequence[Guard],
+    state: State, phase: Mapping[str, Any], facts: RoundFacts
 ) -> tuple[list[str], dict[str, str]]:
     """What the work must still write, from the facts: files not written yet, broken files.
 
     Files not written yet in the last phase only; in any phase, files to make readable as their
-    format again, where a guard among ``guards`` holds the judge to it (`guards.broken_format`).
+    format again (`facts.formats.broken_formats`). The facts decide, whichever guards hold
+    the judge: a guard put in place of another loses the plan nothing.
     """
-    broken = dict(facts.get("malformed") or {}) if broken_format in set(guards) else {}
+    broken = dict(facts.get("malformed") or {})
     if not is_last_phase(state, phase):
         return [], broken
     return list(facts["unwritten"]), broken
@@ -222,7 +219,7 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         deps.chat_model(runtime, state.get("run_id", "")),
         "plan_tool_call",
         RoundPlan,
-        _messages(state, context, phase, tools, available, deps.guard_list()),
+        _messages(state, context, phase, tools, available),
         retries=retries_within_budget(state, context.max_parse_retries, keep=AFTER_PLAN),
         validation_context={"allowed_tools": tools, "max_tasks": context.max_tasks_per_round},
         parameters=plan_parameters([available[t] for t in tools], askable=askable),
@@ -278,7 +275,6 @@ def _messages(
     phase: Mapping[str, Any],
     tools: list[str],
     available: Mapping[str, BaseTool],
-    guards: Sequence[Guard],
 ) -> list[BaseMessage]:
     """The plan's prompt, its history of the phase's rounds within the token budget (SPEC 7).
 
@@ -288,7 +284,7 @@ def _messages(
     request = state["structured_request"] or {}
     note = state.get("reflection_note")
     owned = owned_checks(state, phase["id"])
-    last_work = _last_work(state, phase, facts, guards)
+    last_work = _last_work(state, phase, facts)
     fields = {
         "core_goal": request.get("core_goal", ""),
         "requirements": dump(request.get("requirements", [])),
