@@ -20,7 +20,7 @@ from phasegraph.facts.checks import evaluate_checks, number_checks
 from phasegraph.facts.files import file_originals, files_named
 from phasegraph.models.structured import call_structured, function_spec
 from phasegraph.nodes.deps import Deps, context_of
-from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
+from phasegraph.nodes.fallback import fell_back, stopped
 from phasegraph.nodes.human_review import person_available
 from phasegraph.nodes.step_budget import limits_from
 from phasegraph.progress import emit
@@ -138,8 +138,7 @@ def caller_checks(given: list[Any], space: Workspace) -> list[CheckRecord]:
 #: at all are in `phasegraph.state.checks.ProposedCheck`.
 REFUSED_KINDS = {
     "matches": "a pattern is a guess about the result, not something the request gives",
-    "contains": "a text the file must hold is a guess at the result; a caller pins it with a "
-    "check",
+    "contains": "a text the file must hold is a guess at the result; a caller pins it with a check",
     "command": "a command that must succeed is the caller's to give, as a check",
 }
 
@@ -252,15 +251,13 @@ def analyse(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
         parameters=analysis_parameters(named),
     )
     update |= call.counters(counted=False)
-    if stops_run("analyse", call, state):
-        emit(runtime, "stage_failed", node="analyse", reason=call.failure)
-        return update | stage_failure("analyse", call, state)
+    if (stop := stopped("analyse", call, state, runtime)) is not None:
+        return update | stop
     request = call.value
     if request is None:
         request = request_fallback(state["request"])
         action = "took the request itself as the goal, in one phase"
-        update["fallbacks"] = [fallback("analyse", call, state, action)]
-        emit(runtime, "stage_fallback", node="analyse", action=action)
+        update |= fell_back("analyse", call, state, runtime, action)
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     checks = caller_checks(list(state.get("checks") or []), space)
     proposals = [c.model_dump() for c in request.checks] + [

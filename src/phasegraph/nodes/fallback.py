@@ -2,7 +2,8 @@
 
 A stage whose answers still fail validation after its retries does not end the run: code
 decides in its place, from the facts, and the decision is recorded (`Fallback`) for the state,
-the summary and the reports. Each stage's node builds its own decision; this module records it.
+the summary and the reports. Each stage's node builds its own decision; this module records it
+and says it (`fell_back`), or stops the run (`stopped`): one path for every stage.
 Only an error stops the run: no attempt got an answer at all (the model call raised every time,
 as with a dead endpoint), or the budget left no room to go on.
 """
@@ -11,9 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from langgraph.runtime import Runtime
+
 from phasegraph.errors import redact
 from phasegraph.models.structured import StageCall
 from phasegraph.nodes.step_budget import limits_of
+from phasegraph.progress import emit
 from phasegraph.state import Fallback, RunError, State
 
 
@@ -58,3 +62,31 @@ def fallback(
         "reason": redact(call.failure),
         "action": action,
     }
+
+
+def stopped(
+    node: str, call: StageCall[Any], state: State, runtime: Runtime[Any], *, keep: int = 0
+) -> dict[str, Any] | None:
+    """The update that stops the run where the stage's failure stops it, said as an event.
+
+    None when the stage falls back instead (`stops_run`); otherwise a ``stage_failed``
+    progress event is sent and the update is `stage_failure`'s.
+    """
+    if not stops_run(node, call, state, keep=keep):
+        return None
+    emit(runtime, "stage_failed", node=node, reason=call.failure)
+    return stage_failure(node, call, state, keep=keep)
+
+
+def fell_back(
+    node: str,
+    call: StageCall[Any],
+    state: State,
+    runtime: Runtime[Any],
+    action: str,
+    *,
+    round_no: int = 0,
+) -> dict[str, list[Fallback]]:
+    """Code decided in a stage's place: a ``stage_fallback`` event, and the record as an update."""
+    emit(runtime, "stage_fallback", node=node, action=action)
+    return {"fallbacks": [fallback(node, call, state, action, round_no=round_no)]}

@@ -24,7 +24,7 @@ from phasegraph.facts.record import judge_facts, round_facts
 from phasegraph.guards import hold
 from phasegraph.models.structured import StageCall, call_structured
 from phasegraph.nodes.deps import Deps, context_of, task_error
-from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
+from phasegraph.nodes.fallback import fell_back, stopped
 from phasegraph.nodes.human_review import person_available
 from phasegraph.nodes.judgement import (
     close_phase,
@@ -58,15 +58,13 @@ def judge(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]
     can_ask = person_available(limits_of(state)) and budget_left(state) > 1
     call = _ask(state, runtime, deps, _messages(state, context, results, facts, owned), can_ask)
     update: dict[str, Any] = call.counters(counted=True)
-    if stops_run("judge", call, state):
-        emit(runtime, "stage_failed", node="judge", reason=call.failure)
-        return update | stage_failure("judge", call, state)
+    if (stop := stopped("judge", call, state, runtime)) is not None:
+        return update | stop
     round_no = state["phase_round"]
     if call.value is None:
         judgement = fallback_judgement(results, owned, state.get("judgement"))
         action = "judged the round from the facts: " + judgement["user_summary"]
-        update["fallbacks"] = [fallback("judge", call, state, action, round_no=round_no)]
-        emit(runtime, "stage_fallback", node="judge", action=action)
+        update |= fell_back("judge", call, state, runtime, action, round_no=round_no)
     else:
         judgement = normalise(call.value, results)
     hold(judgement, facts, deps.guard_list())

@@ -21,7 +21,7 @@ from phasegraph.context import Context
 from phasegraph.facts.checks import assign_checks, check_lines
 from phasegraph.models.structured import call_structured
 from phasegraph.nodes.deps import Deps, context_of
-from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
+from phasegraph.nodes.fallback import fell_back, stopped
 from phasegraph.nodes.human_review import plan_review_on
 from phasegraph.nodes.prompt_render import request_facts
 from phasegraph.nodes.step_budget import limits_of, retries_within_budget
@@ -155,14 +155,12 @@ def phase_plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str,
         validation_context={"max_phases": context.max_phases},
     )
     update: dict[str, Any] = call.counters(counted=True)
-    if stops_run("phase_plan", call, state):
-        emit(runtime, "stage_failed", node="phase_plan", reason=call.failure)
-        return update | stage_failure("phase_plan", call, state)
+    if (stop := stopped("phase_plan", call, state, runtime)) is not None:
+        return update | stop
     if call.value is None:
         action = "planned the whole request as one phase"
         phases, strategy = [one_phase(state, [])], action
-        update["fallbacks"] = [fallback("phase_plan", call, state, action)]
-        emit(runtime, "stage_fallback", node="phase_plan", action=action)
+        update |= fell_back("phase_plan", call, state, runtime, action)
     else:
         phases, merged = shaped(
             state, [p.model_dump() for p in call.value.phases], deps.tools_for(context)

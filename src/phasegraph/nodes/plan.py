@@ -29,7 +29,7 @@ from phasegraph.facts.checks import (
 from phasegraph.facts.record import first_facts
 from phasegraph.models.structured import StageCall, call_structured
 from phasegraph.nodes.deps import Deps, context_of, phase_allowed_tools
-from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
+from phasegraph.nodes.fallback import fell_back, stopped
 from phasegraph.nodes.judgement import close_phase
 from phasegraph.nodes.plan_gate import adds_nothing
 from phasegraph.nodes.plan_schema import plan_parameters
@@ -235,9 +235,11 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         for task in round_plan.tasks:
             # a model copying quoted output into a file copies the quotes too
             task.arguments = unquoted(task.arguments)
-    if round_plan is None and stops_run("plan", call, state, keep=AFTER_PLAN):
-        emit(runtime, "stage_failed", node="plan", reason=call.failure)
-        return update | stage_failure("plan", call, state, keep=AFTER_PLAN)
+    if (
+        round_plan is None
+        and (stop := stopped("plan", call, state, runtime, keep=AFTER_PLAN)) is not None
+    ):
+        return update | stop
     if round_plan is None:
         return update | _no_plan(state, call, round_no, runtime)
     if round_no == 1:
@@ -320,10 +322,9 @@ def _no_plan(
     """
     phase = current_phase(state)
     action = f"ended phase {phase['id']} short: no usable round plan"
-    emit(runtime, "stage_fallback", node="plan", action=action)
     previous = state.get("judgement") or {}
     same_phase = previous.get("phase_id") == phase["id"]
-    return close_phase(
+    closed = close_phase(
         state,
         ended_by="no_plan",
         completed=False,
@@ -331,10 +332,9 @@ def _no_plan(
         rounds=round_no - 1,
         summary=str(previous.get("user_summary", "")) if same_phase else action,
         runtime=runtime,
-    ) | {
-        "current_plan": None,
-        "fallbacks": [fallback("plan", call, state, action, round_no=round_no)],
-    }
+    )
+    said = fell_back("plan", call, state, runtime, action, round_no=round_no)
+    return closed | {"current_plan": None} | said
 
 
 def _insisting_plan(arguments: dict[str, Any] | None, context: Context) -> RoundPlan | None:

@@ -19,7 +19,7 @@ from phasegraph.context import Context
 from phasegraph.facts.checks import assign_checks, check_lines
 from phasegraph.models.structured import call_structured
 from phasegraph.nodes.deps import Deps, context_of
-from phasegraph.nodes.fallback import fallback, stage_failure, stops_run
+from phasegraph.nodes.fallback import fell_back, stopped
 from phasegraph.nodes.human_review import replan_review_on
 from phasegraph.nodes.judgement import phase_outcome
 from phasegraph.nodes.phase_plan import review_checks, shaped
@@ -114,19 +114,20 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
     )
     update: dict[str, Any] = call.counters(counted=True)
     update["replan_count"] = state.get("replan_count", 0) + 1
-    if stops_run("replan", call, state):
-        emit(runtime, "stage_failed", node="replan", reason=call.failure)
-        return update | stage_failure("replan", call, state)
+    if (stop := stopped("replan", call, state, runtime)) is not None:
+        return update | stop
     if call.value is None:
         action = "kept the remaining phases as they were"
-        emit(runtime, "stage_fallback", node="replan", action=action)
-        return update | {
-            "fallbacks": [fallback("replan", call, state, action)],
-            "replan_reason": None,
-            "review_feedback": None,
-            # the rounds that fired the trigger do not fire it again
-            "phase_window_seq": state.get("round_seq", 0),
-        }
+        return (
+            update
+            | fell_back("replan", call, state, runtime, action)
+            | {
+                "replan_reason": None,
+                "review_feedback": None,
+                # the rounds that fired the trigger do not fire it again
+                "phase_window_seq": state.get("round_seq", 0),
+            }
+        )
     update |= {"replan_reason": None, "review_feedback": None, "phase_index": len(kept)}
     if call.value.status == "done":
         emit(runtime, "replanned", status="done")
