@@ -83,6 +83,20 @@ def test_a_reference_links_its_task_and_one_to_no_task_is_sent_back() -> None:
     read = ("t1", "read_file", {"path": "a"})
     plan = RoundPlan.model_validate(round_plan(read, ("t2", "write_file", {"content": "${1}"})))
     assert plan.tasks[1].arguments["content"] == "$t1" and plan.tasks[1].depends_on == ["t1"]
+    # a reference read for its number, as a person reads it: $t2 among p1, p2, p3 is p2
+    plan = RoundPlan.model_validate(
+        round_plan(("p1", "read_file", {"path": "a"}), ("p2", "run_command", {"command": "wc a"}),
+                   ("p3", "write_file", {"path": "n.txt", "content": "$t2"}))
+    )  # fmt: skip
+    assert plan.tasks[2].arguments["content"] == "$p2" and plan.tasks[2].depends_on == ["p2"]
+    # a number two tasks have, or the task's own, names none
+    with pytest.raises(ValidationError, match=r"argument content is \$t2, which names no other"):
+        RoundPlan.model_validate(
+            round_plan(("a2", "read_file", {"path": "a"}), ("b2", "read_file", {"path": "b"}),
+                       ("w", "write_file", {"path": "n.txt", "content": "$t2"}))
+        )  # fmt: skip
+    with pytest.raises(ValidationError, match=r"argument content is \$t1, which names no other"):
+        RoundPlan.model_validate(round_plan(("p1", "write_file", {"path": "b", "content": "$t1"})))
     with pytest.raises(ValidationError, match=r"argument content is \$t9, which names no other"):
         RoundPlan.model_validate(round_plan(("t1", "write_file", {"path": "b", "content": "$t9"})))
     with pytest.raises(ValidationError, match="cycle"):

@@ -38,13 +38,26 @@ def references(arguments: Mapping[str, Any]) -> dict[str, str]:
     return {name: ref for name, value in arguments.items() if (ref := reference(value))}
 
 
+#: A task id read for its number: ``t2``, ``p2``, ``task_2``, ``2``.
+NUMBERED = re.compile(r"[A-Za-z_]*-?0*(\d+)")
+
+
 def target(name: str, ids: Sequence[str]) -> str | None:
-    """The task a reference ``name`` means among the round's ``ids`` (``$1`` may mean ``t1``)."""
+    """The task a reference ``name`` means among the round's ``ids``.
+
+    Its id when one is ``name``; else the one task whose id has the number ``name`` has, as a
+    person reads ``$t2`` in a round of tasks p1, p2 and p3, or ``$1`` beside ``t1``. None when
+    no task, or more than one, has it.
+    """
     if name in ids:
         return name
-    if name.isdigit() and f"t{name}" in ids:
+    if name.isdigit() and f"t{name}" in ids:  # the prompt's own form
         return f"t{name}"
-    return None
+    number = NUMBERED.fullmatch(name)
+    if number is None:
+        return None
+    same = [i for i in ids if (m := NUMBERED.fullmatch(i)) and m.group(1) == number.group(1)]
+    return same[0] if len(same) == 1 else None
 
 
 def linked(tasks: Sequence[_Task], before: Sequence[Sequence[_Task]]) -> None:
@@ -55,7 +68,8 @@ def linked(tasks: Sequence[_Task], before: Sequence[Sequence[_Task]]) -> None:
     """
     for task, others in zip(tasks, before, strict=True):
         for name, ref in references(task.arguments).items():
-            found = [o for o in others if o is not task and target(ref, [o.id]) is not None]
+            meant = target(ref, [o.id for o in others if o is not task])
+            found = [o for o in others if o is not task and o.id == meant]
             if not found:
                 raise ValueError(
                     f"task {task.id!r}: argument {name} is ${ref}, which names no other task of "
