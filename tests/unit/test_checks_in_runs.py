@@ -15,8 +15,12 @@ from phasegraph import Context, ScriptedChatModel, build_graph, resume
 from phasegraph.errors import CheckError
 from phasegraph.facts.checks import to_do
 from phasegraph.facts.files import describe_files, file_originals, fully_shown_files
+from phasegraph.nodes.deps import workspace_settings
 from phasegraph.nodes.plan import plan_checks
+from phasegraph.nodes.typed_writes import typed_copies
 from phasegraph.report import render
+from phasegraph.tools.builtin import workspace_tools
+from phasegraph.tools.workspace import Workspace
 
 from scripts import (
     ANALYSIS,
@@ -689,6 +693,47 @@ def test_the_judge_is_told_a_file_holds_the_very_text_an_input_held(tmp_path: Pa
     # a file changed in place is not a copy of itself
     (tmp_path / "numbers.txt").write_text("17\n25\n8\n9\n")
     assert "the very text" not in describe_files(["numbers.txt"], context, originals=originals)
+
+
+def test_a_typed_copy_of_a_named_file_waits_and_a_program_writes_instead(tmp_path: Path) -> None:
+    # the 1.5B model typed the whole of settings.json (shown in its prompt) into the file that
+    # was to hold one value of it, and its judge called that done
+    settings = '{"retries": 5, "timeout": 45}\n'
+    (tmp_path / "settings.json").write_text(settings)
+    copy = round_plan(("w", "write_file", {"path": "timeout.txt", "content": settings}))
+    program = round_plan(
+        ("c", "run_command", {"command": "grep -o '[0-9][0-9]*}' settings.json > timeout.txt"})
+    )
+    steps = script(
+        request_analyser=[{**ANALYSIS, "task_type": "data"}],
+        plan_tool_call=[copy, program],
+        judge_tasks=[DONE, DONE],
+    )
+    request = "Read settings.json and write the value of timeout to timeout.txt."
+    out, _, model = start(tmp_path, steps, request=request)
+    held = out["rounds"][0]["results"][0]
+    assert held["status"] == "skipped"
+    assert held["output"].startswith("not run: its text is the whole text of settings.json")
+    assert "not run: its text is the whole text of settings.json" in str(
+        model.calls_of("plan_tool_call")[1][-1].content
+    )
+    assert (tmp_path / "timeout.txt").read_text() == "45}\n"  # the program's own output
+    # a reference passes the same text exactly, and an edit writes only where its text is
+    settings_of = workspace_settings(Context(workspace=str(tmp_path)))
+    tools = {t.name: t for t in workspace_tools(settings_of)}
+    space = Workspace(str(tmp_path))
+    tasks = [
+        {"id": "r", "tool": "write_file", "arguments": {"path": "b.json", "content": "$t1"}},
+        {"id": "e", "tool": "edit_file",
+         "arguments": {"path": "b.json", "old_text": "x", "new_text": settings}},
+        {"id": "s", "tool": "write_file", "arguments": {"path": "settings.json",
+                                                        "content": settings}},
+    ]  # fmt: skip
+    assert typed_copies(tasks, tools, space, {"settings.json": settings}) == {}
+    # one word another file holds may be the answer itself: the sum of a file of one number
+    one = [{"id": "w", "tool": "write_file", "arguments": {"path": "sum.txt", "content": "7"}}]
+    assert typed_copies(one, tools, space, {"numbers.txt": "7\n"}) == {}
+    assert typed_copies(one, tools, space, {"numbers.txt": "7 8\n"}) == {}
 
 
 def test_a_write_planned_beside_a_read_waits_for_the_next_round(tmp_path: Path) -> None:

@@ -1,9 +1,10 @@
 """Holds on writes of typed text: what the model wrote into a call's arguments (SPEC 5).
 
 A program's output, and a task's output passed by reference (``$t1``), are what they are; text
-the model typed into a write is its guess. Two such guesses are held before they run: one
-planned beside the reads it could not have seen (`blind_writes`), and one planned over a file a
-program of the same round writes (`typed_over_program_output`).
+the model typed into a write is its guess. Three such guesses are held before they run: one
+planned beside the reads it could not have seen (`blind_writes`), one planned over a file a
+program of the same round writes (`typed_over_program_output`), and one that retypes a whole
+file the request names into another (`typed_copies`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
+from phasegraph.facts.files import copy_of
 from phasegraph.facts.tools import read_only, replaces_found_text, runs_argument, writes_files
 from phasegraph.nodes.holds import written_path
 from phasegraph.state import TaskResult
@@ -93,5 +95,39 @@ def typed_over_program_output(
             held[str(task["id"])] = (
                 f"not run: {path} is written by {made[path]}'s program in this round; a typed "
                 "text over it would replace what the program made"
+            )
+    return held
+
+
+def typed_copies(
+    tasks: Sequence[Mapping[str, Any]],
+    tools: Mapping[str, BaseTool],
+    space: Workspace,
+    originals: Mapping[str, str],
+) -> dict[str, str]:
+    """Writes whose typed text is the whole text another file held, each with why it waits.
+
+    ``originals``: what the files the request names held when the run began. A file's whole
+    text typed into another is either a copy, which a read's output passed by reference
+    (``$t1``) or a program's ``>`` makes exactly, or the input where what is computed from it
+    was asked; neither is a typed text's to make. A write that takes a reference runs, and
+    so does an edit, which writes only where its old text is found. A text of one word runs
+    too: a file that holds one number or name holds what may be the answer itself (the sum of
+    one number).
+    """
+    held: dict[str, str] = {}
+    for task in tasks:
+        tool = tools.get(str(task.get("tool")))
+        arguments = task.get("arguments") or {}
+        path = written_path(task, tools, space)
+        if not path or not writes_files(tool) or replaces_found_text(tool) or references(arguments):
+            continue
+        typed = (v.strip() for v in arguments.values() if isinstance(v, str) and len(v.split()) > 1)
+        source = next((src for text in typed if (src := copy_of(path, text, originals))), None)
+        if source is not None:
+            held[str(task["id"])] = (
+                f"not run: its text is the whole text of {source}, typed. Pass a read's output "
+                f'exactly as "$t1"; if {path} is to hold something worked out from {source}, '
+                "let a program work it out and write it with >"
             )
     return held

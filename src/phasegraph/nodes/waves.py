@@ -36,7 +36,7 @@ from phasegraph.nodes.holds import (
     writes_not_allowed,
 )
 from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
-from phasegraph.nodes.typed_writes import blind_writes, typed_over_program_output
+from phasegraph.nodes.typed_writes import blind_writes, typed_copies, typed_over_program_output
 from phasegraph.progress import emit
 from phasegraph.state import State, TaskInput, TaskResult, ToolViolation
 from phasegraph.state.reading import current_phase, phase_window, planned_tasks, run_results
@@ -117,6 +117,7 @@ def _holds(
     held |= unseen_overwrites(tasks, available, seen, state, context)
     held |= failed_before(tasks, available, seen)
     held |= typed_over_program_output(tasks, available, space)
+    held |= typed_copies(tasks, available, space, state.get("originals") or {})
     return held, repeated_calls(tasks, available)
 
 
