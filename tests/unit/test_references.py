@@ -227,3 +227,29 @@ def test_a_substitution_runs_first_and_its_output_is_an_argument(tmp_path: Path)
         with pytest.raises(WorkspaceError, match=why):
             execute_command(line, workspace=space, settings=settings)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.txt", "t.csv"]
+
+
+def test_a_file_a_program_edits_in_place_is_reported_as_written(tmp_path: Path) -> None:
+    # sed -i renamed the function in greet.py, and the round's facts said no file had changed:
+    # the guard then overruled the judge for writes that "did not run"
+    from phasegraph.tools.commands import CommandSettings
+    from phasegraph.tools.pipeline import execute_command
+    from phasegraph.tools.workspace import Workspace
+
+    (tmp_path / "greet.py").write_text("def hello():\n    pass\n\n\nhello()\n")
+    (tmp_path / "other.txt").write_text("x\n")
+    space, settings = Workspace(str(tmp_path)), CommandSettings()
+    done = execute_command("sed -i s/hello/greet/g greet.py", workspace=space, settings=settings)
+    assert done.written == ("greet.py",) and "[wrote 32 bytes to greet.py]" in done.text
+    assert (tmp_path / "greet.py").read_text() == "def greet():\n    pass\n\n\ngreet()\n"
+    # a program that changes nothing writes nothing; > and a file edited beside it are each once
+    assert execute_command("sed -n 1p greet.py", workspace=space, settings=settings).written == ()
+    both = execute_command(
+        "sed -i s/x/y/ other.txt greet.py > out.txt", workspace=space, settings=settings
+    )
+    assert both.written == ("out.txt", "greet.py", "other.txt")
+    plan = round_plan(("t1", "run_command", {"command": "sed -i s/greet/hi/g greet.py"}))
+    out, _ = run(tmp_path, [plan])
+    (first,) = out["rounds"]
+    assert "overridden" not in first["judgement"]
+    assert first["judgement"]["facts"]["changed_files"] == ["greet.py"]

@@ -7,7 +7,8 @@ pipeline of allowed programs with ``<``, ``>`` and ``>>`` into workspace files, 
 through the file tools' rules: ``<`` reads a regular file of the workspace, ``>`` and ``>>``
 write one the file tools may write. The output goes to a temporary file beside its target,
 renamed over it once the command has ended by itself, so a stopped command leaves the file as
-it was and ``sort a > a`` sorts ``a``. The files written are reported (`CommandResult.written`):
+it was and ``sort a > a`` sorts ``a``. The files written are reported (`CommandResult.written`),
+those its programs wrote themselves included (`changed.changed_files`):
 the task's result records them as writes.
 
 A program the argument checks cannot see into (an interpreter, a caller's own) may write
@@ -30,6 +31,7 @@ from pathlib import Path, PurePosixPath
 from phasegraph.tools import processes
 from phasegraph.tools.argv_rules import confined_by_checks
 from phasegraph.tools.cgroups import joined, pids_cgroup
+from phasegraph.tools.changed import changed_files, file_states
 from phasegraph.tools.command_line import SUBSTITUTED, CommandLineError, Stage, Word, parse
 from phasegraph.tools.commands import CommandSettings, check_argv, scrubbed_environment
 from phasegraph.tools.planted import git_before, take_away
@@ -95,6 +97,7 @@ def execute_command(
     if planned.writes:  # the files a line writes together may lay out what none does alone
         free.append("a command line that writes files")
     before = git_before(root, workspace, free)
+    states = file_states(root, workspace.directory) if free else None
     absent = absent_protected(root) if settings.sandbox == "os" else []
     try:
         with contextlib.ExitStack() as stack:
@@ -110,6 +113,10 @@ def execute_command(
             written = files.keep()
     finally:
         take_away(root, workspace, absent, before)
+    if states is not None:  # what its programs wrote themselves (sed -i), not through >
+        named = {rel for rel, _ in written}
+        after = file_states(root, workspace.directory)
+        written += [(rel, size) for rel, size in changed_files(states, after) if rel not in named]
     head = f"exit code: {codes[-1]}"
     if len(codes) > 1 and any(codes[:-1]):
         head += f" (each program's: {' '.join(map(str, codes))})"
