@@ -138,6 +138,14 @@ def test_edit_fails_clearly_when_the_text_is_missing_or_ambiguous(ws: Path) -> N
     before = (ws / "notes.txt").read_text()
     ok, missing = call(tools, "edit_file", path="notes.txt", old_text="delta", new_text="x")
     assert not ok and "was not found" in missing
+    # it says where the text most like it is, and how an edit adds text
+    (ws / "app.ini").write_text("[server]\nhost = localhost\nport = 80\n")
+    ok, why = call(tools, "edit_file", path="app.ini", old_text="timeout = ", new_text="x = 1")
+    assert not ok and why == (
+        "WorkspaceError: app.ini: old_text was not found; most like it: line 3 ('port = 80'). "
+        "To add text, give as old_text a line that is there, and as new_text that line with "
+        "the new text after it (nothing was changed)"
+    )
     ok, twice = call(tools, "edit_file", path="notes.txt", old_text="beta", new_text="x")
     assert not ok and "occurs 2 times" in twice and "nothing was changed" in twice
     assert "replace_all" in twice  # the way to change each is named

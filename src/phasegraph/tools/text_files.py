@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -132,6 +133,25 @@ def occurrences(text: str, old_text: str) -> str:
         # the next line it occurs on: a line is named once, and a long one is not searched again
         at = text.find(old_text, max(at + len(old_text), end))
     return "on lines " + ", ".join(named) + (" and further down" if at != -1 else "")
+
+
+def not_found(text: str, old_text: str) -> str:
+    """What an edit whose ``old_text`` is not in ``text`` is told: the lines most like it.
+
+    Up to three lines of the file that look most like the first line of ``old_text``, as
+    `occurrences` numbers them, and how to add text with an edit: a line that is there, then
+    that line with the new text after it. A model that guessed the text to replace, or tried
+    to add a line by replacing what is not there, has what it needs for its next call.
+    """
+    lines = [line.strip() for line in text.split("\n")]
+    wanted = next((line.strip() for line in old_text.split("\n") if line.strip()), "")
+    close = difflib.get_close_matches(wanted, [line for line in lines if line], n=3, cutoff=0.4)
+    shown = [f"line {lines.index(line) + 1} ({_cut(line)!r})" for line in close]
+    like = f"; most like it: {', '.join(shown)}" if shown else ""
+    return (
+        f"old_text was not found{like}. To add text, give as old_text a line that is there, "
+        "and as new_text that line with the new text after it (nothing was changed)"
+    )
 
 
 def _cut(line: str, limit: int = OCCURRENCE_LINE_CHARS) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from phasegraph.tools.boundary import guarded_reason, workspace_refusal
 from phasegraph.tools.git_layout import write_refusal
 from phasegraph.tools.stopping import Deadline
-from phasegraph.tools.text_files import decode, lines_of, occurrences, stray_control
+from phasegraph.tools.text_files import decode, lines_of, not_found, occurrences, stray_control
 from phasegraph.tools.tree import PROTECTED_DIRS, Folder, walk_tree
 
 BINARY_SNIFF_BYTES = 8192
@@ -320,7 +320,7 @@ class Workspace:
             raise WorkspaceError(f"new_text: {why}")
         count = text.count(old_text)
         if count == 0:
-            raise WorkspaceError(f"old_text was not found in {rel}; nothing was changed")
+            raise WorkspaceError(f"{rel}: {not_found(text, old_text)}")
         if count > 1 and not replace_all:
             raise WorkspaceError(
                 f"old_text occurs {count} times in {rel}, {occurrences(text, old_text)}; give "
