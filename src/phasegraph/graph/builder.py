@@ -31,6 +31,7 @@ from phasegraph.graph.errors import on_node_error
 from phasegraph.graph.folder import in_thread_folder, recording_folder
 from phasegraph.graph.updates import changes_only
 from phasegraph.guards import Guard, checked_guards
+from phasegraph.holding import Hold, checked_holds
 from phasegraph.nodes import (
     analyse,
     execute,
@@ -147,6 +148,7 @@ def build_graph(
     builtin_tools: bool | None = None,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     guards: Sequence[Guard] | None = None,
+    holds: Sequence[Hold] | None = None,
     thread_workspaces: str | None = None,
     name: str = "phasegraph",
 ) -> PhaseGraph:
@@ -165,6 +167,9 @@ def build_graph(
             each a function of the round's facts that returns a reason or None. None: the
             defaults, which hold for any tools, and the workspace set when the built-in tools
             are on (`default_guards`); a list replaces them (add to ``default_guards(...)``).
+        holds: What may hold a planned task back before it runs (`phasegraph.holding`), each a
+            function of the round (`RoundToRun`) that returns the tasks it holds, with why.
+            None: `default_holds`, which hold for any tools; a list replaces them.
         thread_workspaces: A folder in which a run whose settings name no workspace gets one
             of its own, per thread (the LangGraph server's graph); None: such a run works in
             the current folder, as the CLI does.
@@ -183,6 +188,7 @@ def build_graph(
         toolbox=Toolbox(tools, builtin=builtin_tools),
         checkpointer=checkpointer,
         guards=None if guards is None else checked_guards(guards),
+        holds=None if holds is None else checked_holds(holds),
     )
     builder = _wired(deps)
     compiled = builder.compile(

@@ -18,6 +18,7 @@ from phasegraph.context import Context
 from phasegraph.errors import redact
 from phasegraph.facts.tools import read_only, tool_kinds, writes_needed
 from phasegraph.guards import Guard, default_guards
+from phasegraph.holding import Hold, default_holds
 from phasegraph.models import model_from_context
 from phasegraph.state import RunError, State, TaskOutcome, TaskResult
 from phasegraph.state.reading import is_last_phase
@@ -39,6 +40,7 @@ class Deps:
     toolbox: Toolbox = field(default_factory=lambda: Toolbox([], builtin=False))
     checkpointer: Any = None
     guards: tuple[Guard, ...] | None = None
+    holds: tuple[Hold, ...] | None = None
 
     def tools_for(self, context: Context) -> dict[str, BaseTool]:
         """The tools of a run: the user's, plus built-in and MCP tools bound by its settings."""
@@ -49,6 +51,10 @@ class Deps:
         if self.guards is not None:
             return self.guards
         return default_guards(workspace=self.toolbox.builtin)
+
+    def hold_list(self) -> tuple[Hold, ...]:
+        """The graph's holds: those given to `build_graph`, else `holding.default_holds`."""
+        return default_holds() if self.holds is None else self.holds
 
     def journal(self) -> ToolJournal:
         """The tool journal of the run: `journal.journal_for` the checkpointer it runs on.

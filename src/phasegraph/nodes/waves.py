@@ -19,6 +19,7 @@ from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
 from phasegraph.facts.tools import read_path, written_argument
+from phasegraph.holding import RoundToRun, held_back
 from phasegraph.nodes.deps import (
     Deps,
     context_of,
@@ -27,16 +28,12 @@ from phasegraph.nodes.deps import (
     thread_id,
 )
 from phasegraph.nodes.holds import (
-    failed_before,
     made_by,
     one_file_in_plan_order,
-    reads_of_nothing,
     repeated_calls,
-    unseen_overwrites,
     writes_not_allowed,
 )
 from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
-from phasegraph.nodes.typed_writes import blind_writes, typed_copies, typed_over_program_output
 from phasegraph.progress import emit
 from phasegraph.state import State, TaskInput, TaskResult, ToolViolation
 from phasegraph.state.reading import current_phase, phase_window, planned_tasks, run_results
@@ -105,20 +102,23 @@ def picks_read_files(tasks: list[dict[str, Any]], tools: Mapping[str, BaseTool])
 
 
 def _holds(
-    state: State, context: Context, available: Mapping[str, BaseTool]
+    state: State, context: Context, available: Mapping[str, BaseTool], deps: Deps
 ) -> tuple[dict[str, str], dict[str, str]]:
-    """The round's tasks held back, with why, and its repeated reads, with the read repeated."""
+    """The round's tasks held back and its repeated calls, each with why or the call repeated.
+
+    What is held back is what the graph's holds say (`holding`, `Deps.hold_list`).
+    """
     tasks = planned_tasks(state)
-    space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
-    earlier = (r for record in phase_window(state) for r in record["results"])
-    nothing = reads_of_nothing(tasks, available, space)
-    held = blind_writes(tasks, available, earlier, nothing)
-    seen = run_results(state)
-    held |= unseen_overwrites(tasks, available, seen, state, context)
-    held |= failed_before(tasks, available, seen)
-    held |= typed_over_program_output(tasks, available, space)
-    held |= typed_copies(tasks, available, space, state.get("originals") or {})
-    return held, repeated_calls(tasks, available)
+    round_ = RoundToRun(
+        tasks=tasks,
+        tools=available,
+        space=Workspace(context.workspace, max_read_bytes=context.max_read_bytes),
+        state=state,
+        context=context,
+        earlier=tuple(r for record in phase_window(state) for r in record["results"]),
+        seen=run_results(state),
+    )
+    return held_back(deps.hold_list(), round_), repeated_calls(tasks, available)
 
 
 def denied_in_phase(state: State, tool: str, phase_id: str) -> bool:
@@ -160,7 +160,7 @@ class _Wave:
         """The next wave of the round in progress."""
         available = deps.tools_for(context)
         space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
-        blind, repeats = _holds(state, context, available)
+        blind, repeats = _holds(state, context, available, deps)
         done = {r["task_id"]: r for r in state.get("results", [])}
         return cls(
             state=state,
