@@ -25,6 +25,7 @@ from phasegraph.tools.commands import (
     CommandSettings,
     scrubbed_environment,
 )
+from phasegraph.tools.text_files import COMPARED_LINES, not_found
 from phasegraph.tools.workspace import Workspace, WorkspaceError
 
 from scripts import processes_with
@@ -146,6 +147,13 @@ def test_edit_fails_clearly_when_the_text_is_missing_or_ambiguous(ws: Path) -> N
         "To add text, give as old_text a line that is there, and as new_text that line with "
         "the new text after it (nothing was changed)"
     )
+    # what is compared is bounded: the file's first lines, each cut short, whatever one call
+    # gives (a ratio of two long texts costs the product of their lengths)
+    far = "\n" * COMPARED_LINES + "port = 80\n"
+    assert "most like it" not in not_found(far, "port = 81")
+    long_line = "x" * 500_000
+    said = not_found(f"{long_line}\n", long_line + "y")
+    assert f"most like it: line 1 ('{'x' * 80}...')" in said
     ok, twice = call(tools, "edit_file", path="notes.txt", old_text="beta", new_text="x")
     assert not ok and "occurs 2 times" in twice and "nothing was changed" in twice
     assert "replace_all" in twice  # the way to change each is named

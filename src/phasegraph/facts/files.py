@@ -79,7 +79,8 @@ def describe_files(
             line = _describe_file(space, path, absent="no longer there")
             rel = workspace_path(space, path)
             before = (originals or {}).get(rel or "")
-            now = file_text(space, rel) if rel else None
+            # read whole only where there is something to compare it with
+            now = file_text(space, rel) if rel and originals else None
             if before is not None and now is not None:
                 line += f", {_changes_since(before, now)}"
             if rel and now and (source := copy_of(rel, now, originals or {})):

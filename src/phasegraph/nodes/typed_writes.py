@@ -119,8 +119,10 @@ def typed_copies(
     for task in tasks:
         tool = tools.get(str(task.get("tool")))
         arguments = task.get("arguments") or {}
+        if not writes_files(tool) or replaces_found_text(tool) or references(arguments):
+            continue
         path = written_path(task, tools, space)
-        if not path or not writes_files(tool) or replaces_found_text(tool) or references(arguments):
+        if not path:
             continue
         typed = (v.strip() for v in arguments.values() if isinstance(v, str) and len(v.split()) > 1)
         source = next((src for text in typed if (src := copy_of(path, text, originals))), None)

@@ -135,16 +135,26 @@ def occurrences(text: str, old_text: str) -> str:
     return "on lines " + ", ".join(named) + (" and further down" if at != -1 else "")
 
 
+#: How much of a file a refused edit's text is compared with: its first lines, each cut short.
+COMPARED_LINES = 2_000
+COMPARED_CHARS = 200
+
+
 def not_found(text: str, old_text: str) -> str:
     """What an edit whose ``old_text`` is not in ``text`` is told: the lines most like it.
 
-    Up to three lines of the file that look most like the first line of ``old_text``, as
+    Up to three of the file's first `COMPARED_LINES` lines that look most like the first line of
+    ``old_text`` (each compared by its first `COMPARED_CHARS` characters), as
     `occurrences` numbers them, and how to add text with an edit: a line that is there, then
     that line with the new text after it. A model that guessed the text to replace, or tried
     to add a line by replacing what is not there, has what it needs for its next call.
     """
-    lines = [line.strip() for line in text.split("\n")]
-    wanted = next((line.strip() for line in old_text.split("\n") if line.strip()), "")
+    # compared cut short, and only the file's first lines: a ratio of two long texts costs
+    # the product of their lengths, and one call may not cost the host that
+    lines = [line.strip()[:COMPARED_CHARS] for line in text.split("\n", COMPARED_LINES)]
+    lines = lines[:COMPARED_LINES]
+    first = next((line.strip() for line in old_text.split("\n") if line.strip()), "")
+    wanted = first[:COMPARED_CHARS]
     close = difflib.get_close_matches(wanted, [line for line in lines if line], n=3, cutoff=0.4)
     shown = [f"line {lines.index(line) + 1} ({_cut(line)!r})" for line in close]
     like = f"; most like it: {', '.join(shown)}" if shown else ""
