@@ -253,3 +253,31 @@ def test_a_file_a_program_edits_in_place_is_reported_as_written(tmp_path: Path) 
     (first,) = out["rounds"]
     assert "overridden" not in first["judgement"]
     assert first["judgement"]["facts"]["changed_files"] == ["greet.py"]
+
+
+def test_a_program_given_no_input_fails_and_writes_nothing(tmp_path: Path) -> None:
+    # a `wc -l` with no file read an empty input, and its 0 was written into the deliverable
+    from phasegraph.tools.commands import CommandSettings
+    from phasegraph.tools.pipeline import execute_command
+    from phasegraph.tools.workspace import Workspace, WorkspaceError
+
+    (tmp_path / "data.csv").write_text("id\n1\n2\n")
+    space, settings = Workspace(str(tmp_path)), CommandSettings()
+    for line in ("wc -l > lines.txt", "sort | head -n 1 > lines.txt", "grep 1"):
+        with pytest.raises(WorkspaceError, match="given none: name the file it reads"):
+            execute_command(line, workspace=space, settings=settings)
+    assert not (tmp_path / "lines.txt").exists()
+    # its input named, by operand, by <, or as /dev/null on purpose: the command runs
+    for line, said in [("wc -l data.csv", "3 data.csv\n"), ("wc -l < data.csv", "3\n"),
+                       ("wc -l < /dev/null", "0\n"), ("echo hi", "hi\n")]:  # fmt: skip
+        assert execute_command(line, workspace=space, settings=settings).output == said
+    done = execute_command("grep -c 9 data.csv", workspace=space, settings=settings)
+    assert done.text.startswith("exit code: 1")  # a failure that is not a missing input stands
+    plan = round_plan(
+        ("t1", "run_command", {"command": "wc -l"}),
+        ("t2", "write_file", {"path": "lines.txt", "content": "$t1"}),
+    )
+    out, _ = run(tmp_path, [with_deps(plan, t2=["t1"])])
+    results = {r["task_id"]: r for r in out["rounds"][0]["results"]}
+    assert results["t1"]["status"] == "failed" and results["t2"]["status"] == "skipped"
+    assert not (tmp_path / "lines.txt").exists()

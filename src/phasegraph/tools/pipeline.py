@@ -20,6 +20,7 @@ or a Python startup module, is taken away, and the call fails saying so.
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
 import os
 import stat
@@ -108,6 +109,8 @@ def execute_command(
                     f"[stopped: a program wrote a file past the {settings.max_file_mb} MB cap "
                     "(the setting command_file_mb)]"
                 )
+            if not stopped and (note := read_without_input(planned, codes, text)):
+                stopped = f"exit code: {codes[-1]}{note}"
             if stopped:
                 raise WorkspaceError(f"{stopped}\n{text}".rstrip() + _unwritten(planned))
             written = files.keep()
@@ -221,6 +224,8 @@ class _Files:
         self.outputs: dict[str, tuple[int, str, PurePosixPath, int]] = {}
         if planned.reads is not None:
             self.stdin = stack.enter_context(_closing(workspace.open_file(planned.reads)))
+        elif no_input(planned):
+            self.stdin = stack.enter_context(_closing(os.open(os.devnull, os.O_WRONLY)))
         for key, (rel, append) in planned.writes.items():
             folder = stack.enter_context(workspace.directory(rel.parent.parts, create=True))
             temp, fd = _temporary(folder, rel, append)
@@ -273,6 +278,31 @@ def _closing(fd: int) -> Iterator[int]:
         yield fd
     finally:
         os.close(fd)
+
+
+def no_input(planned: Planned) -> bool:
+    """Whether the command's first program is given no input: no ``<``, not even /dev/null.
+
+    Its input is then a descriptor that fails every read, so a program that reads its input
+    when no file was named (``wc -l`` alone) fails saying so, instead of counting nothing.
+    """
+    return planned.reads is None and planned.stages[0].stdin != DEV_NULL
+
+
+def read_without_input(planned: Planned, codes: list[int], text: str) -> str:
+    """Why the command is refused, when its first program failed reading an input it lacks.
+
+    "" otherwise. The refusal keeps nothing the command wrote, so a count of no input (the 0
+    ``wc -l`` prints before it fails) never reaches a file or a later task's reference.
+    """
+    if not no_input(planned) or not codes or codes[0] == 0:
+        return ""
+    if os.strerror(errno.EBADF) not in text:
+        return ""
+    return (
+        " [the first program read its input, and it was given none: name the file it reads "
+        "as its operand, or give it with <]"
+    )
 
 
 def _unwritten(planned: Planned) -> str:
