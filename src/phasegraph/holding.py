@@ -19,7 +19,12 @@ from langchain_core.tools import BaseTool
 from phasegraph.context import Context
 from phasegraph.errors import ConfigurationError
 from phasegraph.nodes.holds import failed_before, reads_of_nothing, unseen_overwrites
-from phasegraph.nodes.typed_writes import blind_writes, typed_copies, typed_over_program_output
+from phasegraph.nodes.typed_writes import (
+    blind_writes,
+    retyped_outputs,
+    typed_copies,
+    typed_over_program_output,
+)
 from phasegraph.state import State, TaskResult
 from phasegraph.tools.workspace import Workspace
 
@@ -75,10 +80,15 @@ def typed_file_copies(round_: RoundToRun) -> dict[str, str]:
     return typed_copies(round_.tasks, round_.tools, round_.space, originals)
 
 
+def typed_tool_outputs(round_: RoundToRun) -> dict[str, str]:
+    """Lines a tool returned in an earlier round, retyped into a file, wait for a program."""
+    return retyped_outputs(round_.tasks, round_.tools, round_.space, round_.earlier)
+
+
 def default_holds() -> tuple[Hold, ...]:
     """The holds a graph has unless given its own, in the order they are asked."""
     return (writes_beside_reads, overwrites_unseen, fails_again, typed_over_programs,
-            typed_file_copies)  # fmt: skip
+            typed_file_copies, typed_tool_outputs)  # fmt: skip
 
 
 def checked_holds(holds: Sequence[Hold]) -> tuple[Hold, ...]:
