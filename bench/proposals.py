@@ -8,7 +8,7 @@ check the analysis kept on a workspace as a right run leaves it. A kept check th
 there is wrong: it would hold a right run open. One that passes there is right. Per kind:
 proposed (before code's filter), kept, right, wrong; the checks and the notes of what code
 dropped are in ``--out``. Kinds wrong more often than right are the ones the analysis must
-refuse (`phasegraph.nodes.analyse.REFUSED_KINDS`).
+refuse (`phasegraph.policy.REFUSED_KINDS`).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 from phasegraph import ScriptedChatModel
 from phasegraph.models.structured import call_structured, function_spec
-from phasegraph.nodes.phase_plan import named_after_tools
+from phasegraph.nodes.phase_shapes import named_after_tools
 from phasegraph.state import Judgement, PhasePlan, Replan, RoundPlan, StructuredRequest
 from phasegraph.state.schemas import Phase
 

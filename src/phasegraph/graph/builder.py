@@ -45,6 +45,7 @@ from phasegraph.nodes import (
 )
 from phasegraph.nodes.deps import Deps
 from phasegraph.nodes.run_task import cancellable
+from phasegraph.policy import Policy, checked_policy
 from phasegraph.progress import emit
 from phasegraph.state import InputState, OutputState, State
 from phasegraph.tools.builtin import Toolbox
@@ -149,6 +150,7 @@ def build_graph(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     guards: Sequence[Guard] | None = None,
     holds: Sequence[Hold] | None = None,
+    policy: Policy | None = None,
     thread_workspaces: str | None = None,
     name: str = "phasegraph",
 ) -> PhaseGraph:
@@ -170,6 +172,8 @@ def build_graph(
         holds: What may hold a planned task back before it runs (`phasegraph.holding`), each a
             function of the round (`RoundToRun`) that returns the tasks it holds, with why.
             None: `default_holds`, which hold for any tools; a list replaces them.
+        policy: The rules that merge planned phases, gate a round's plan, keep tools in a
+            phase and drop proposed checks (`phasegraph.policy.Policy`). None: ``Policy()``.
         thread_workspaces: A folder in which a run whose settings name no workspace gets one
             of its own, per thread (the LangGraph server's graph); None: such a run works in
             the current folder, as the CLI does.
@@ -189,6 +193,7 @@ def build_graph(
         checkpointer=checkpointer,
         guards=None if guards is None else checked_guards(guards),
         holds=None if holds is None else checked_holds(holds),
+        policy=Policy() if policy is None else checked_policy(policy),
     )
     builder = _wired(deps)
     compiled = builder.compile(

@@ -9,6 +9,7 @@ not already hold before any work: otherwise it would check the model's guess, no
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -23,6 +24,7 @@ from phasegraph.nodes.deps import Deps, context_of
 from phasegraph.nodes.fallback import fell_back, stopped
 from phasegraph.nodes.human_review import person_available
 from phasegraph.nodes.step_budget import limits_from
+from phasegraph.policy import CheckFilter, CheckProposal, first_reason
 from phasegraph.progress import emit
 from phasegraph.state import CheckRecord, State, StructuredRequest
 from phasegraph.state.checks import MAX_PROPOSED_CHECKS
@@ -132,35 +134,6 @@ def caller_checks(given: list[Any], space: Workspace) -> list[CheckRecord]:
     return kept + [record(check, "", "caller") for check in raw]
 
 
-#: Kinds of check the analysis's schema offers but code drops, and why: a kind whose proposals
-#: are wrong more often than right (`python -m bench.proposals` counts them on requests with a
-#: known right result; docs/benchmarks.md) holds right work open. The kinds it is not offered
-#: at all are in `phasegraph.state.checks.ProposedCheck`.
-REFUSED_KINDS = {
-    "matches": "a pattern is a guess about the result, not something the request gives",
-    "contains": "a text the file must hold is a guess at the result; a caller pins it with a check",
-    "command": "a command that must succeed is the caller's to give, as a check",
-}
-
-
-def not_a_deliverable(check: dict[str, Any], request: str, space: Workspace) -> str | None:
-    """Why a proposed check is not a fact about a deliverable the request names, if it is not.
-
-    A file check must name a file the request names (`named_files`) that is not there yet: a
-    file that exists before the work is an input, and a check on it steers the run into
-    editing the input. Only whether a deliverable is there and holds some text is taken from
-    an analysis; what it holds is a guess (`REFUSED_KINDS`).
-    """
-    if check["kind"] in REFUSED_KINDS:
-        return REFUSED_KINDS[check["kind"]]
-    path = check["path"].strip().removeprefix("./")
-    if path not in files_named(request, space):
-        return f"the request does not name {path}"
-    if (space.real_root / space.relative(path)).exists():
-        return f"{path} is there before any work: an input, not a deliverable"
-    return None
-
-
 def deliverable(check: dict[str, Any]) -> dict[str, Any]:
     """A proposed check as the deliverable it stands for.
 
@@ -174,16 +147,24 @@ def deliverable(check: dict[str, Any]) -> dict[str, Any]:
 
 
 def proposed_checks(
-    proposals: list[dict[str, Any]], request: str, taken: set[str], context: Context
+    proposals: list[dict[str, Any]],
+    request: str,
+    taken: set[str],
+    context: Context,
+    filters: Sequence[CheckFilter],
 ) -> tuple[list[CheckRecord], list[str]]:
-    """The analysis's proposals worth keeping, and a note for each one dropped."""
+    """The analysis's proposals worth keeping, and a note for each one dropped.
+
+    A proposal is dropped when it is no valid check, when one of ``filters`` refuses it
+    (`Policy.check_filters`), past `MAX_PROPOSED_CHECKS`, or when it holds before any work.
+    """
     space = Workspace(context.workspace, max_read_bytes=context.max_read_bytes)
     kept: list[CheckRecord] = []
     notes: list[str] = []
     for check in proposals:
         name = label(check)
-        why = problem(check, space, context.command_settings) or not_a_deliverable(
-            check, request, space
+        why = problem(check, space, context.command_settings) or first_reason(
+            filters, CheckProposal(check, request, space)
         )
         if why:
             notes.append(f"dropped the proposed check {name}: {why}")
@@ -264,8 +245,9 @@ def analyse(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, An
         {"kind": "exists", "path": name} for name in request.files_to_write if name in new_files
     ]
     added, notes = proposed_checks(
-        proposals, state["request"], {c["label"] for c in checks}, context
-    )
+        proposals, state["request"], {c["label"] for c in checks}, context,
+        deps.policy.check_filters,
+    )  # fmt: skip
     update["checks"] = number_checks(at_start(evaluate_checks(checks, context) + added))
     update["structured_request"] = request.model_dump(exclude={"checks"}) | {
         "check_notes": [*request.check_notes, *notes]

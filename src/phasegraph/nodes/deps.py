@@ -16,10 +16,11 @@ from langgraph.runtime import Runtime
 
 from phasegraph.context import Context
 from phasegraph.errors import redact
-from phasegraph.facts.tools import read_only, tool_kinds, writes_needed
+from phasegraph.facts.tools import tool_kinds, writes_needed
 from phasegraph.guards import Guard, default_guards
 from phasegraph.holding import Hold, default_holds
 from phasegraph.models import model_from_context
+from phasegraph.policy import PhaseTools, Policy, widened
 from phasegraph.state import RunError, State, TaskOutcome, TaskResult
 from phasegraph.state.reading import is_last_phase
 from phasegraph.storage.journal import ToolJournal, journal_for
@@ -41,6 +42,7 @@ class Deps:
     checkpointer: Any = None
     guards: tuple[Guard, ...] | None = None
     holds: tuple[Hold, ...] | None = None
+    policy: Policy = field(default_factory=Policy)
 
     def tools_for(self, context: Context) -> dict[str, BaseTool]:
         """The tools of a run: the user's, plus built-in and MCP tools bound by its settings."""
@@ -136,10 +138,10 @@ def phase_allowed_tools(
 ) -> list[str]:
     """Tools the phase may use: its task type's rules, narrowed by the phase's own list.
 
-    Reading tools stay in every phase, and tools that write files stay allowed while a check on
-    a file fails or, under the built-in rules, when the analysis names files to write (see
-    `allowed_tools`); under the built-in rules, tools that run programs stay in every phase of
-    a request that asks to run one. The last phase keeps all of these, whatever its own list.
+    Tools that write files stay allowed while a check on a file fails or, under the built-in
+    rules, when the analysis names files to write (see `allowed_tools`). The phase's own list
+    narrows away none of the tools the graph's tool widenings keep (`Policy.tool_widenings`:
+    by default the reading tools, and in the last phase those writers).
     """
     tools = deps.tools_for(context)
     request = state.get("structured_request") or {}
@@ -152,14 +154,15 @@ def phase_allowed_tools(
     named = request.get("files_to_write") or [] if builtin_rules else []
     files = [str(f) for f in named]
     needed = writes_needed(state.get("checks") or [], tools, files)
-    # The last phase ends the work, so its own list does not narrow away what the work needs:
-    # a last phase narrowed to reading can only end the run with its files unchanged.
-    last = is_last_phase(state, phase)
+    kept = widened(
+        deps.policy.tool_widenings,
+        PhaseTools(tools, is_last_phase(state, phase), frozenset(needed)),
+    )
     return allowed_tools(
         tools,
         task_type,
         phase.get("allowed_tools") or [],
         resolved_rules(context.tool_rules, kinds),
-        always=read_only(tools) | (needed if last else set()),
+        always=kept,
         needed=needed,
     )

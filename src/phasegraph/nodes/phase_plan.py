@@ -1,15 +1,13 @@
 """`phase_plan`: the structured request becomes 1-5 phases (one step per attempt).
 
-A plan of one-tool phases ("read the file", "count the rows", "write the result"), each
-narrowed to its tool, delivers nothing in any one phase, and each phase costs a plan and a
-judge; such a plan, or several phases for a simple request, becomes one phase whose goal names
-the planned steps in order (see `fits_one_phase`). Each check goes to the phase the plan names
-for it, else the last (SPEC section 11).
+The planned phases pass the graph's phase rules (`Policy.phase_rules`: by default, a plan of
+one-tool phases, or several phases for a small job, becomes one phase whose goal names the
+planned steps in order). Each check goes to the phase the plan names for it, else the last
+(SPEC section 11).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -23,111 +21,24 @@ from phasegraph.models.structured import call_structured
 from phasegraph.nodes.deps import Deps, context_of
 from phasegraph.nodes.fallback import fell_back, stopped
 from phasegraph.nodes.human_review import plan_review_on
+from phasegraph.nodes.phase_shapes import one_phase
 from phasegraph.nodes.prompt_render import request_facts
 from phasegraph.nodes.step_budget import limits_of, retries_within_budget
+from phasegraph.policy import PhasesToShape, shape_phases
 from phasegraph.progress import emit
 from phasegraph.state import CheckRecord, PhasePlan, State
-from phasegraph.state.result import clip
-from phasegraph.state.schemas import DEFAULT_ROUNDS, MAX_ROUNDS, NAME_CHARS
-
-
-def _words(name: str) -> str:
-    return " ".join(re.split(r"[\W_]+", name.lower())).strip()
-
-
-def named_after_tools(phases: list[dict[str, Any]], tool_names: Iterable[str]) -> list[str]:
-    """Names of phases that are the tool list copied out: several phases named after tools.
-
-    A single phase may be called "List files"; list_files, read_file, edit_file, ... as phases
-    plan no work. Empty unless the plan has several phases and more than one of them is named
-    (by name or id) after a tool.
-    """
-    tools = {_words(t) for t in tool_names}
-    named = [
-        str(p["name"])
-        for p in phases
-        if _words(str(p["name"])) in tools or _words(str(p["id"])) in tools
-    ]
-    return named if len(phases) > 1 and len(named) > 1 else []
-
-
-def one_phase(
-    state: State,
-    planned: list[dict[str, Any]],
-    steps: list[str] | None = None,
-    phase_id: str = "p1",
-) -> dict[str, Any]:
-    """The whole request as one phase, with the rounds the planned phases would have taken.
-
-    Its goal is the request's, followed by ``steps`` (default: the request's requirements).
-    """
-    request = state["structured_request"] or {}
-    goal = str(request.get("core_goal", ""))
-    if steps is None:
-        steps = [str(r) for r in request.get("requirements", [])]
-    rounds = sum(int(p["estimated_rounds"]) for p in planned) or DEFAULT_ROUNDS
-    return {
-        "id": phase_id,
-        # a name, not a tool's output: cut on one line, without truncate's note of what was cut
-        "name": clip(goal, NAME_CHARS),
-        "goal": "; ".join([goal, *(s for s in steps if s != goal)]),
-        "estimated_rounds": min(MAX_ROUNDS, max(DEFAULT_ROUNDS, rounds)),
-        "dependencies": [],
-        "allowed_tools": [],
-        "checks": [c for p in planned for c in p.get("checks", [])],
-    }
-
-
-def fits_one_phase(state: State, phases: list[dict[str, Any]]) -> bool:
-    """Whether several phases are a small job split into its tool calls.
-
-    So they are when the request is simple; when all of them (of three or more one-round
-    phases: all but one) are single tool calls, `is_one_call`, each a plan and a judge spent
-    before anything is written; or when the phases together need no more rounds than one phase
-    may have and all of them but at most one narrow their tools. A plan of phases that keep
-    their tools open, or that need more rounds, is kept as it is.
-    """
-    if len(phases) < 2:
-        return False
-    if (state.get("structured_request") or {}).get("complexity") == "simple":
-        return True
-    calls = sum(1 for p in phases if is_one_call(p))
-    one_round = all(int(p["estimated_rounds"]) <= 1 for p in phases)
-    if calls == len(phases) or (len(phases) > 2 and calls == len(phases) - 1 and one_round):
-        return True
-    rounds = sum(int(p["estimated_rounds"]) for p in phases)
-    open_phases = sum(1 for p in phases if not p.get("allowed_tools"))
-    return rounds <= MAX_ROUNDS and open_phases <= 1
-
-
-def is_one_call(phase: dict[str, Any]) -> bool:
-    """Whether a phase is a tool call in a phase's clothes: one round, narrowed to one tool.
-
-    Phases of several rounds on one tool (a long read of many records, say) are work.
-    """
-    return len(phase.get("allowed_tools") or []) == 1 and int(phase["estimated_rounds"]) <= 1
 
 
 def shaped(
-    state: State, phases: list[dict[str, Any]], tool_names: Iterable[str]
+    state: State, phases: list[dict[str, Any]], tool_names: Iterable[str], deps: Deps
 ) -> tuple[list[dict[str, Any]], str | None]:
-    """Planned phases as the run works them, and why they were merged into one, if they were.
+    """Planned phases as the run works them (`Policy.phase_rules`), and why, if a rule merged.
 
     The phase planner's and the replanner's phases alike: a model that splits a job into tool
     calls may do it again when it replans.
     """
-    phase_id = str(phases[0]["id"]) if phases else "p1"
-    copied = named_after_tools(phases, tool_names)
-    if copied:
-        # Asking again does not help a model that does this (a small one, decoding
-        # greedily: it answers the same).
-        note = prompts.TOOL_PHASES_NOTE.format(names=", ".join(copied))
-        return [one_phase(state, phases, phase_id=phase_id)], note
-    if fits_one_phase(state, phases):
-        note = prompts.ONE_PHASE_NOTE.format(count=len(phases))
-        steps = [str(p["goal"]) for p in phases]
-        return [one_phase(state, phases, steps, phase_id=phase_id)], note
-    return phases, None
+    facts = PhasesToShape(phases, state.get("structured_request") or {}, tuple(tool_names))
+    return shape_phases(deps.policy.phase_rules, facts)
 
 
 def phase_plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
@@ -159,11 +70,11 @@ def phase_plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str,
         return update | stop
     if call.value is None:
         action = "planned the whole request as one phase"
-        phases, strategy = [one_phase(state, [])], action
+        phases, strategy = [one_phase(state["structured_request"] or {}, [])], action
         update |= fell_back("phase_plan", call, state, runtime, action)
     else:
         phases, merged = shaped(
-            state, [p.model_dump() for p in call.value.phases], deps.tools_for(context)
+            state, [p.model_dump() for p in call.value.phases], deps.tools_for(context), deps
         )
         strategy = merged or call.value.execution_strategy
     return update | _planned(state, phases, strategy, checks, runtime)

@@ -31,7 +31,6 @@ from phasegraph.models.structured import StageCall, call_structured
 from phasegraph.nodes.deps import Deps, context_of, phase_allowed_tools
 from phasegraph.nodes.fallback import fell_back, stopped
 from phasegraph.nodes.judgement import close_phase
-from phasegraph.nodes.plan_gate import adds_nothing
 from phasegraph.nodes.plan_schema import plan_parameters
 from phasegraph.nodes.prompt_render import (
     dump,
@@ -49,6 +48,7 @@ from phasegraph.nodes.step_budget import (
     retries_within_budget,
     round_limit,
 )
+from phasegraph.policy import PlanToGate, first_reason
 from phasegraph.progress import emit
 from phasegraph.state import (
     CheckRecord,
@@ -223,10 +223,13 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
         retries=retries_within_budget(state, context.max_parse_retries, keep=AFTER_PLAN),
         validation_context={"allowed_tools": tools, "max_tasks": context.max_tasks_per_round},
         parameters=plan_parameters([available[t] for t in tools], askable=askable),
-        gate=lambda p: adds_nothing(
-            [{"tool": t.tool, "arguments": unquoted(t.arguments)} for t in p.tasks],
-            available,
-            [record["results"] for record in state.get("rounds") or []],
+        gate=lambda p: first_reason(
+            deps.policy.plan_gates,
+            PlanToGate(
+                [{"tool": t.tool, "arguments": unquoted(t.arguments)} for t in p.tasks],
+                available,
+                [record["results"] for record in state.get("rounds") or []],
+            ),
         ),
     )
     update: dict[str, Any] = call.counters(counted=True)

@@ -7,11 +7,9 @@ When its answers cannot be used after their retries, the remaining phases stay a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
-from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
 from phasegraph import prompts
@@ -137,7 +135,7 @@ def replan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any
         return update | {"final_response": call.value.response, "stop_reason": "done"}
     if interrupted:
         update["phase_outcomes"] = [interrupted]
-    return update | _replanned(state, call.value, kept, reason, deps.tools_for(context), runtime)
+    return update | _replanned(state, call.value, kept, reason, deps, runtime)
 
 
 def _messages(state: State, context: Context, reason: str) -> list[BaseMessage]:
@@ -172,12 +170,13 @@ def _replanned(
     answer: Replan,
     kept: list[dict[str, Any]],
     reason: str,
-    tools: Mapping[str, BaseTool],
+    deps: Deps,
     runtime: Runtime[Context],
 ) -> dict[str, Any]:
     """The new remaining phases after those kept, and the review of them when it is on."""
     update: dict[str, Any] = {}
-    phases, merged = shaped(state, [p.model_dump() for p in answer.phases], tools)
+    tools = deps.tools_for(context_of(runtime))
+    phases, merged = shaped(state, [p.model_dump() for p in answer.phases], tools, deps)
     if merged:
         update["execution_strategy"] = merged
     update |= {
