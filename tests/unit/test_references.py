@@ -281,3 +281,29 @@ def test_a_program_given_no_input_fails_and_writes_nothing(tmp_path: Path) -> No
     results = {r["task_id"]: r for r in out["rounds"][0]["results"]}
     assert results["t1"]["status"] == "failed" and results["t2"]["status"] == "skipped"
     assert not (tmp_path / "lines.txt").exists()
+
+
+def test_a_command_reads_an_earlier_tasks_output_given_as_its_input(tmp_path: Path) -> None:
+    # the model ran `wc -l` with no file, meaning the read planned beside it, as a pipe would
+    from phasegraph.tools.commands import CommandSettings
+    from phasegraph.tools.pipeline import execute_command
+    from phasegraph.tools.workspace import Workspace, WorkspaceError
+
+    (tmp_path / "data.csv").write_text("id,name\n1,ann\n2,bob\n")
+    plan = round_plan(
+        ("t1", "read_file", {"path": "data.csv"}),
+        ("t2", "run_command", {"command": "wc -l", "input": "$t1"}),
+        ("t3", "write_file", {"path": "lines.txt", "content": "$t2"}),
+    )
+    out, _ = run(tmp_path, [with_deps(plan, t2=["t1"], t3=["t2"])])
+    results = {r["task_id"]: r for r in out["rounds"][0]["results"]}
+    assert results["t2"]["status"] == "ok" and results["t3"]["status"] == "ok"
+    assert (tmp_path / "lines.txt").read_text() == "3\n"
+    space, settings = Workspace(str(tmp_path)), CommandSettings()
+    done = execute_command("sort -r | head -n 1 > top.txt", workspace=space, settings=settings,
+                           text_input="b\nc\na\n")  # fmt: skip
+    assert done.written == ("top.txt",) and (tmp_path / "top.txt").read_text() == "c\n"
+    with pytest.raises(WorkspaceError, match="given its input twice"):
+        execute_command("wc -l < data.csv", workspace=space, settings=settings, text_input="x")
+    assert execute_command(["wc", "-l"], workspace=space, settings=settings,
+                           text_input="").output == "0\n"  # fmt: skip

@@ -94,7 +94,7 @@ def test_the_six_tools_have_the_names_arguments_and_idempotence_of_the_spec(ws: 
     assert set(tools["write_file"].args) == {"path", "content"}
     assert set(tools["edit_file"].args) == {"path", "old_text", "new_text", "replace_all"}
     assert set(tools["search_text"].args) == {"pattern", "path"}
-    assert set(tools["run_command"].args) == {"command", "timeout_s"}
+    assert set(tools["run_command"].args) == {"command", "timeout_s", "input"}
     declared = {name: tools[name].metadata.get("idempotent") for name in tools}
     assert declared == {
         "list_files": True,

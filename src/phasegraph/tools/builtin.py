@@ -73,6 +73,11 @@ class _RunCommand(BaseModel):
         '"sort input.txt > out.txt"; or an argv list, run as it is.'
     )
     timeout_s: float | None = Field(None, description="Seconds before the command is killed.")
+    input: str | None = Field(
+        None,
+        description='Text the first program reads as its input, in place of < file: "$t1" '
+        "gives it task t1's whole output.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -95,9 +100,11 @@ def _commanding(space: Workspace, commands: CommandSettings) -> Callable[..., An
     """run_command's body: the command's text, and the files it wrote and its programs' output."""
 
     def command(
-        command: str | list[str], timeout_s: float | None = None
+        command: str | list[str], timeout_s: float | None = None, input: str | None = None
     ) -> tuple[str, dict[str, Any]]:
-        done = execute_command(command, workspace=space, settings=commands.capped(timeout_s))
+        done = execute_command(
+            command, workspace=space, settings=commands.capped(timeout_s), text_input=input
+        )
         reported = {"written": list(done.written), "value": done.output, "complete": done.whole}
         return done.text, reported
 

@@ -23,10 +23,8 @@ import contextlib
 import errno
 import glob
 import os
-import stat
 import tempfile
-from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from phasegraph.tools import processes
@@ -37,6 +35,7 @@ from phasegraph.tools.command_line import SUBSTITUTED, CommandLineError, Stage, 
 from phasegraph.tools.commands import CommandSettings, check_argv, scrubbed_environment
 from phasegraph.tools.planted import git_before, take_away
 from phasegraph.tools.processes import collect, limited, start
+from phasegraph.tools.redirections import DEV_NULL, Planned, Redirected, closing_fd, no_input
 from phasegraph.tools.sandbox import (
     SandboxUnavailable,
     absent_protected,
@@ -46,14 +45,13 @@ from phasegraph.tools.sandbox import (
     sandbox_environment,
     seccomp_fd,
 )
-from phasegraph.tools.workspace import Workspace, WorkspaceError, open_in
+from phasegraph.tools.workspace import Workspace, WorkspaceError
 
 #: The most files one pattern may expand to, and the most arguments a command's programs take.
 MAX_EXPANDED = 1000
 MAX_ARGUMENTS = 4000
 #: The exit status of a program killed by SIGXFSZ, as bubblewrap reports it, and as Python does.
 FILE_CAP_STATUSES = (128 + 25, -25)
-DEV_NULL = "/dev/null"
 
 
 @dataclass(frozen=True)
@@ -70,17 +68,6 @@ class CommandResult:
     whole: bool = True
 
 
-@dataclass
-class Planned:
-    """A checked command: each program's argv and where its input and output go."""
-
-    argvs: list[list[str]]
-    stages: list[Stage]
-    reads: PurePosixPath | None = None
-    writes: dict[str, tuple[PurePosixPath, bool]] = field(default_factory=dict)
-    """Files written, by what writes them ("out", or "err<stage>"): the path, and appended."""
-
-
 def run_command(
     command: list[str] | str, *, workspace: Workspace, settings: CommandSettings
 ) -> str:
@@ -89,10 +76,24 @@ def run_command(
 
 
 def execute_command(
-    command: list[str] | str, *, workspace: Workspace, settings: CommandSettings
+    command: list[str] | str,
+    *,
+    workspace: Workspace,
+    settings: CommandSettings,
+    text_input: str | None = None,
 ) -> CommandResult:
-    """Run ``command``; what it printed and wrote, or a WorkspaceError saying why not."""
+    """Run ``command``; what it printed and wrote, or a WorkspaceError saying why not.
+
+    ``text_input``: text the first program reads as its input (an earlier task's output
+    passed by reference), given instead of a file ``<`` names, never beside one.
+    """
     planned = plan_command(command, settings, workspace)
+    if text_input is not None:
+        if planned.reads is not None or planned.stages[0].stdin is not None:
+            raise WorkspaceError(
+                "the command is given its input twice, by < and as input; give one of them"
+            )
+        planned.text_input = text_input
     root = workspace.real_root
     free = [argv[0] for argv in planned.argvs if not confined_by_checks(argv[0])]
     if planned.writes:  # the files a line writes together may lay out what none does alone
@@ -102,7 +103,7 @@ def execute_command(
     absent = absent_protected(root) if settings.sandbox == "os" else []
     try:
         with contextlib.ExitStack() as stack:
-            files = _Files(workspace, planned, stack)
+            files = Redirected(workspace, planned, stack)
             codes, text, stopped, whole = _launch(planned, files, root, settings, before, stack)
             if not stopped and any(code in FILE_CAP_STATUSES for code in codes):
                 stopped = (
@@ -216,79 +217,6 @@ def _expanded(stage: Stage, workspace: Workspace) -> list[str]:
     return argv
 
 
-class _Files:
-    """A command's redirected files: its input opened, each output as a temporary file beside it."""
-
-    def __init__(self, workspace: Workspace, planned: Planned, stack: contextlib.ExitStack) -> None:
-        self.stdin: int | None = None
-        self.outputs: dict[str, tuple[int, str, PurePosixPath, int]] = {}
-        if planned.reads is not None:
-            self.stdin = stack.enter_context(_closing(workspace.open_file(planned.reads)))
-        elif no_input(planned):
-            self.stdin = stack.enter_context(_closing(os.open(os.devnull, os.O_WRONLY)))
-        for key, (rel, append) in planned.writes.items():
-            folder = stack.enter_context(workspace.directory(rel.parent.parts, create=True))
-            temp, fd = _temporary(folder, rel, append)
-            stack.callback(_discard, folder, temp)
-            stack.enter_context(_closing(fd))
-            self.outputs[key] = (folder, temp, rel, fd)
-
-    def fd(self, key: str) -> int | None:
-        """The descriptor the program's output ``key`` goes to, if redirected to a file."""
-        return self.outputs[key][3] if key in self.outputs else None
-
-    def keep(self) -> list[tuple[str, int]]:
-        """Rename each output over its target; each target and its size."""
-        kept = []
-        for folder, temp, rel, fd in self.outputs.values():
-            size = os.fstat(fd).st_size
-            os.replace(temp, rel.name, src_dir_fd=folder, dst_dir_fd=folder)
-            kept.append((str(rel), size))
-        return kept
-
-
-def _temporary(folder: int, rel: PurePosixPath, append: bool) -> tuple[str, int]:
-    """A new file beside ``rel`` (in the open ``folder``), holding its text when ``append``."""
-    mode = 0o644
-    with contextlib.suppress(FileNotFoundError):
-        found = os.stat(rel.name, dir_fd=folder, follow_symlinks=False)
-        if stat.S_ISDIR(found.st_mode):
-            raise WorkspaceError(f"{str(rel)!r} is a folder; name a file to write")
-        mode = found.st_mode & 0o777
-    temp = f".pg-{os.getpid()}-{os.urandom(6).hex()}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(temp, flags, mode, dir_fd=folder)
-    if append:
-        with contextlib.suppress(FileNotFoundError, WorkspaceError):
-            source = open_in(folder, rel.name, str(rel))
-            with os.fdopen(source, "rb") as handle:
-                while chunk := handle.read(1 << 16):
-                    os.write(fd, chunk)
-    return temp, fd
-
-
-def _discard(folder: int, temp: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(temp, dir_fd=folder)
-
-
-@contextlib.contextmanager
-def _closing(fd: int) -> Iterator[int]:
-    try:
-        yield fd
-    finally:
-        os.close(fd)
-
-
-def no_input(planned: Planned) -> bool:
-    """Whether the command's first program is given no input: no ``<``, not even /dev/null.
-
-    Its input is then a descriptor that fails every read, so a program that reads its input
-    when no file was named (``wc -l`` alone) fails saying so, instead of counting nothing.
-    """
-    return planned.reads is None and planned.stages[0].stdin != DEV_NULL
-
-
 def read_without_input(planned: Planned, codes: list[int], text: str) -> str:
     """Why the command is refused, when its first program failed reading an input it lacks.
 
@@ -301,7 +229,7 @@ def read_without_input(planned: Planned, codes: list[int], text: str) -> str:
         return ""
     return (
         " [the first program read its input, and it was given none: name the file it reads "
-        "as its operand, or give it with <]"
+        'as its operand, give it with <, or give an earlier task\'s output as input ("$t1")]'
     )
 
 
@@ -314,7 +242,7 @@ def _unwritten(planned: Planned) -> str:
 
 def _launch(
     planned: Planned,
-    files: _Files,
+    files: Redirected,
     root: Path,
     settings: CommandSettings,
     before: frozenset[str] | None,
@@ -327,10 +255,10 @@ def _launch(
         target = files.fd(f"err{index}")
         stderr.append(target if target is not None else "&1" if stage.stderr == "&1" else None)
         if stage.stderr == DEV_NULL:
-            stderr[-1] = stack.enter_context(_closing(os.open(os.devnull, os.O_WRONLY)))
+            stderr[-1] = stack.enter_context(closing_fd(os.open(os.devnull, os.O_WRONLY)))
     stdout = files.fd("out")
     if stdout is None and planned.stages[-1].stdout == DEV_NULL:
-        stdout = stack.enter_context(_closing(os.open(os.devnull, os.O_WRONLY)))
+        stdout = stack.enter_context(closing_fd(os.open(os.devnull, os.O_WRONLY)))
     argvs, passed, first = planned.argvs, [], None
     try:
         if settings.sandbox == "os":
