@@ -151,6 +151,16 @@ def test_edit_fails_clearly_when_the_text_is_missing_or_ambiguous(ws: Path) -> N
     # gives (a ratio of two long texts costs the product of their lengths)
     far = "\n" * COMPARED_LINES + "port = 80\n"
     assert "most like it" not in not_found(far, "port = 81")
+    # an edit whose new text holds its old one means to add it: it is shown the call that does
+    adding = {"old_text": "timeout = ", "new_text": "timeout = 30"}
+    ok, why = call(tools, "edit_file", path="app.ini", **adding)
+    assert not ok and why.endswith(
+        "with the new text after it, here old_text 'port = 80' and new_text "
+        "'port = 80\\ntimeout = 30' (nothing was changed)"
+    )
+    for old, new in [("prot = 80", "port = 81"), ("timeout", "host = localhost")]:
+        _, why = call(tools, "edit_file", path="app.ini", old_text=old, new_text=new)
+        assert "here old_text" not in why  # a change of a mistyped line; a text already there
     long_line = "x" * 500_000
     said = not_found(f"{long_line}\n", long_line + "y")
     assert f"most like it: line 1 ('{'x' * 80}...')" in said

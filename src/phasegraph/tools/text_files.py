@@ -140,14 +140,16 @@ COMPARED_LINES = 2_000
 COMPARED_CHARS = 200
 
 
-def not_found(text: str, old_text: str) -> str:
+def not_found(text: str, old_text: str, new_text: str = "") -> str:
     """What an edit whose ``old_text`` is not in ``text`` is told: the lines most like it.
 
     Up to three of the file's first `COMPARED_LINES` lines that look most like the first line of
     ``old_text`` (each compared by its first `COMPARED_CHARS` characters), as
     `occurrences` numbers them, and how to add text with an edit: a line that is there, then
     that line with the new text after it. A model that guessed the text to replace, or tried
-    to add a line by replacing what is not there, has what it needs for its next call.
+    to add a line by replacing what is not there, has what it needs for its next call. An edit
+    whose new text holds its old text means to add it: it is shown that edit's arguments, made
+    on the line most like its old text (`_adding_after`).
     """
     # compared cut short, and only the file's first lines: a ratio of two long texts costs
     # the product of their lengths, and one call may not cost the host that
@@ -158,10 +160,22 @@ def not_found(text: str, old_text: str) -> str:
     close = difflib.get_close_matches(wanted, [line for line in lines if line], n=3, cutoff=0.4)
     shown = [f"line {lines.index(line) + 1} ({_cut(line)!r})" for line in close]
     like = f"; most like it: {', '.join(shown)}" if shown else ""
+    example = _adding_after(text, lines.index(close[0]), old_text, new_text) if close else ""
     return (
         f"old_text was not found{like}. To add text, give as old_text a line that is there, "
-        "and as new_text that line with the new text after it (nothing was changed)"
+        f"and as new_text that line with the new text after it{example} (nothing was changed)"
     )
+
+
+def _adding_after(text: str, index: int, old_text: str, new_text: str) -> str:
+    """The arguments that add ``new_text`` after line ``index``, when the edit means to add."""
+    added = new_text.strip("\n")
+    if not old_text.strip() or old_text.strip() not in added or added in text:
+        return ""
+    line = text.split("\n", index + 1)[index]
+    if not line.strip() or len(line) > COMPARED_CHARS:
+        return ""
+    return f", here old_text {line!r} and new_text {line + chr(10) + added!r}"
 
 
 def _cut(line: str, limit: int = OCCURRENCE_LINE_CHARS) -> str:

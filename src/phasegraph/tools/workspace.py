@@ -320,7 +320,7 @@ class Workspace:
             raise WorkspaceError(f"new_text: {why}")
         count = text.count(old_text)
         if count == 0:
-            raise WorkspaceError(f"{rel}: {not_found(text, old_text)}")
+            raise WorkspaceError(f"{rel}: {not_found(text, old_text, new_text)}")
         if count > 1 and not replace_all:
             raise WorkspaceError(
                 f"old_text occurs {count} times in {rel}, {occurrences(text, old_text)}; give "
