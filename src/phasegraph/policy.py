@@ -2,7 +2,7 @@
 
 Guards (`phasegraph.guards`) keep a phase open and holds (`phasegraph.holding`) hold a task
 back; a `Policy` holds the other four kinds, each a list of small functions that read what the
-run and its tools declare, never a tool's name (SPEC section 1):
+run and its tools declare, never singling out a tool by its name (SPEC section 1):
 
 - phase rules merge the phases a plan or replan gives (the first rule that merges wins);
 - plan gates ask the model once more for a plan, saying why (the first reason is said);
@@ -149,7 +149,9 @@ def guessed_results(proposed: CheckProposal) -> str | None:
 
 def inputs_and_unnamed_files(proposed: CheckProposal) -> str | None:
     """A proposed file check stands only on a file the request names that is not there yet."""
-    path = str(proposed.check.get("path", "")).strip().removeprefix("./")
+    if not proposed.check.get("path"):
+        return None  # not a file check
+    path = str(proposed.check["path"]).strip().removeprefix("./")
     if path not in files_named(proposed.request, proposed.space):
         return f"the request does not name {path}"
     if (proposed.space.real_root / proposed.space.relative(path)).exists():

@@ -168,5 +168,9 @@ def test_lines_retyped_from_an_earlier_output_wait_and_other_writes_run(tmp_path
     assert not held("write_file", path="errors.txt", content="2\n")  # one line: the answer itself
     assert not held("write_file", path="errors.txt", content="$s")  # a reference is exact
     assert not held("write_file", path="app.log", content="start\nERROR disk full\n")  # an edit
+    earlier.append({"task_id": "c", "tool": "run_command", "arguments": {"command": "cat a.txt"},
+                    "status": "ok", "output": "exit code: 0\none\ntwo\nthree\n"})  # fmt: skip
+    assert not held("write_file", path="a.txt", content="one\ntwo\n")  # its own lines, shown
+    assert held("write_file", path="b.txt", content="one\ntwo\n")
     assert not held("write_file", path="e.txt", content="start\nok\n")  # not consecutive lines
     assert not held("edit_file", path="app.log", old_text="ok", new_text="ERROR disk full\nok")

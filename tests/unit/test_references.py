@@ -263,7 +263,9 @@ def test_a_program_given_no_input_fails_and_writes_nothing(tmp_path: Path) -> No
 
     (tmp_path / "data.csv").write_text("id\n1\n2\n")
     space, settings = Workspace(str(tmp_path)), CommandSettings()
-    for line in ("wc -l > lines.txt", "sort | head -n 1 > lines.txt", "grep 1"):
+    lines = ("wc -l > lines.txt", "sort | head -n 1 > lines.txt", "grep 1",
+             "wc -l 2>/dev/null > lines.txt", "sort 2>&1 | wc -l")  # whatever it says, or not
+    for line in lines:
         with pytest.raises(WorkspaceError, match="given none: name the file it reads"):
             execute_command(line, workspace=space, settings=settings)
     assert not (tmp_path / "lines.txt").exists()

@@ -158,9 +158,15 @@ def test_edit_fails_clearly_when_the_text_is_missing_or_ambiguous(ws: Path) -> N
         "with the new text after it, here old_text 'port = 80' and new_text "
         "'port = 80\\ntimeout = 30' (nothing was changed)"
     )
-    for old, new in [("prot = 80", "port = 81"), ("timeout", "host = localhost")]:
-        _, why = call(tools, "edit_file", path="app.ini", old_text=old, new_text=new)
-        assert "here old_text" not in why  # a change of a mistyped line; a text already there
+    # none for a mistyped line to change, a text that does not hold the old, a repeated line
+    (ws / "twice.ini").write_text("[a]\nport = 80\n[b]\nport = 80\n")
+    (ws / "keys.ini").write_text("[a]\ntimeout = 10\n")
+    for path, old, new in [("app.ini", "prot = 80", "port = 81"),
+                           ("keys.ini", "timeout=", "timeout=30"),
+                           ("app.ini", "hots = localhost", "host = 127.0.0.1"),
+                           ("twice.ini", "timeout = ", "timeout = 30")]:  # fmt: skip
+        _, why = call(tools, "edit_file", path=path, old_text=old, new_text=new)
+        assert "here old_text" not in why and "most like it" in why, why
     long_line = "x" * 500_000
     said = not_found(f"{long_line}\n", long_line + "y")
     assert f"most like it: line 1 ('{'x' * 80}...')" in said

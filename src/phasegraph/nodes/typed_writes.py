@@ -21,7 +21,7 @@ from phasegraph.nodes.holds import path_read, written_path
 from phasegraph.state import TaskResult
 from phasegraph.state.references import references
 from phasegraph.tools.base import is_idempotent
-from phasegraph.tools.workspace import Workspace
+from phasegraph.tools.workspace import Workspace, workspace_path
 
 
 def blind_writes(
@@ -143,7 +143,7 @@ def retyped_outputs(
     an earlier round returned (the lines a search found, a command printed) is that output
     retyped: a program writes it exactly (``grep ... > out.txt``), and where what is asked is
     worked out from those lines (their count, their sum), a program works it out. A write to
-    the file the output was read from runs (a file rewritten from its own read is an edit), and
+    the file the output came from runs (a file rewritten from its own lines is an edit), and
     so do a reference, an edit of found text, and a text of one line.
     """
     outputs = [r for r in earlier if r["status"] == "ok" and not writes_files(tools.get(r["tool"]))]
@@ -181,11 +181,23 @@ def _retyped(
     tools: Mapping[str, BaseTool],
     space: Workspace,
 ) -> bool:
-    """Whether one of ``texts`` runs along ``result``'s output, read from a file other than path."""
-    if not texts or path_read(result, tools, space) == path:
+    """Whether one of ``texts`` runs along ``result``'s output, and that task named no ``path``.
+
+    A task that named the file written (a read of it, ``cat`` of it) showed that file's own
+    lines: a rewrite of the file from them is an edit, not a copy.
+    """
+    if not texts or path_read(result, tools, space) == path or _names(result, path, space):
         return False
     output = _lines(result["output"])
     return any(_runs_along(lines, output) for lines in texts)
+
+
+def _names(result: TaskResult, path: str | None, space: Workspace) -> bool:
+    """Whether one of ``result``'s arguments, or a word of one, names ``path``."""
+    if path is None:
+        return False
+    words = (w for v in result["arguments"].values() if isinstance(v, str) for w in v.split())
+    return any(workspace_path(space, word.strip("'\"")) == path for word in words)
 
 
 def _lines(text: str) -> list[str]:

@@ -20,7 +20,6 @@ or a Python startup module, is taken away, and the call fails saying so.
 from __future__ import annotations
 
 import contextlib
-import errno
 import glob
 import os
 import tempfile
@@ -35,7 +34,7 @@ from phasegraph.tools.command_line import SUBSTITUTED, CommandLineError, Stage, 
 from phasegraph.tools.commands import CommandSettings, check_argv, scrubbed_environment
 from phasegraph.tools.planted import git_before, take_away
 from phasegraph.tools.processes import collect, limited, start
-from phasegraph.tools.redirections import DEV_NULL, Planned, Redirected, closing_fd, no_input
+from phasegraph.tools.redirections import DEV_NULL, Planned, Redirected, closing_fd
 from phasegraph.tools.sandbox import (
     SandboxUnavailable,
     absent_protected,
@@ -47,6 +46,12 @@ from phasegraph.tools.sandbox import (
 )
 from phasegraph.tools.workspace import Workspace, WorkspaceError
 
+#: Why a command whose first program read the input it was not given is refused; nothing it
+#: wrote is kept, so what it made of no input (``wc -l`` counts no lines) reaches no file.
+READ_WITHOUT_INPUT = (
+    "[the first program read its input, and it was given none: name the file it reads as its "
+    'operand, give it with <, or give an earlier task\'s output as input ("$t1")]'
+)
 #: The most files one pattern may expand to, and the most arguments a command's programs take.
 MAX_EXPANDED = 1000
 MAX_ARGUMENTS = 4000
@@ -110,8 +115,8 @@ def execute_command(
                     f"[stopped: a program wrote a file past the {settings.max_file_mb} MB cap "
                     "(the setting command_file_mb)]"
                 )
-            if not stopped and (note := read_without_input(planned, codes, text)):
-                stopped = f"exit code: {codes[-1]}{note}"
+            if not stopped and files.input_was_read():
+                stopped = f"exit code: {codes[-1]} {READ_WITHOUT_INPUT}"
             if stopped:
                 raise WorkspaceError(f"{stopped}\n{text}".rstrip() + _unwritten(planned))
             written = files.keep()
@@ -215,22 +220,6 @@ def _expanded(stage: Stage, workspace: Workspace) -> list[str]:
             raise WorkspaceError(f"{word.text!r} matches more than {MAX_EXPANDED} files")
         argv.extend(found or [word.text])
     return argv
-
-
-def read_without_input(planned: Planned, codes: list[int], text: str) -> str:
-    """Why the command is refused, when its first program failed reading an input it lacks.
-
-    "" otherwise. The refusal keeps nothing the command wrote, so a count of no input (the 0
-    ``wc -l`` prints before it fails) never reaches a file or a later task's reference.
-    """
-    if not no_input(planned) or not codes or codes[0] == 0:
-        return ""
-    if os.strerror(errno.EBADF) not in text:
-        return ""
-    return (
-        " [the first program read its input, and it was given none: name the file it reads "
-        'as its operand, give it with <, or give an earlier task\'s output as input ("$t1")]'
-    )
 
 
 def _unwritten(planned: Planned) -> str:

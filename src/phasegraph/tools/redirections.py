@@ -1,17 +1,21 @@
 """A checked command's plan, and the files its redirections open (`pipeline.execute_command`).
 
-``<`` opens a regular file of the workspace, or a text given by reference (``$t1``) is the
-first program's input; with neither, that program's input fails every read (`no_input`).
+``<`` opens a regular file of the workspace, or a text given as ``input`` (an earlier task's
+output by reference, ``$t1``) is the first program's input; with neither, a program that reads
+its input is found out (`no_input`).
 ``>`` and ``>>`` write a temporary file beside the target, renamed over it once the command has
 ended by itself, so a stopped command leaves the file as it was and ``sort a > a`` sorts ``a``.
 """
 
 from __future__ import annotations
 
+import array
 import contextlib
+import fcntl
 import os
 import stat
 import tempfile
+import termios
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -20,6 +24,8 @@ from phasegraph.tools.command_line import Stage
 from phasegraph.tools.workspace import Workspace, WorkspaceError, open_in
 
 DEV_NULL = "/dev/null"
+#: What the input of a program given none holds: a program that reads it takes it.
+UNASKED = b"\n"
 
 
 @dataclass
@@ -36,10 +42,11 @@ class Planned:
 
 
 def no_input(planned: Planned) -> bool:
-    """Whether the command's first program is given no input: no ``<``, not even /dev/null.
+    """Whether the first program is given no input: no ``<`` (not even /dev/null), no text.
 
-    Its input is then a descriptor that fails every read, so a program that reads its input
-    when no file was named (``wc -l`` alone) fails saying so, instead of counting nothing.
+    Its input is then a pipe holding one byte that no one gave (`Redirected.input_was_read`):
+    a program that reads its input when no file was named (``wc -l`` alone) takes it, and the
+    command is refused, whatever the program then printed or however it ended.
     """
     return (
         planned.reads is None and planned.text_input is None and planned.stages[0].stdin != DEV_NULL
@@ -52,19 +59,29 @@ class Redirected:
     def __init__(self, workspace: Workspace, planned: Planned, stack: contextlib.ExitStack) -> None:
         """Open what ``planned`` redirects, each closed (a temporary file removed) by ``stack``."""
         self.stdin: int | None = None
+        self.unasked: int | None = None
+        """The read end of the pipe a first program given no input reads from, if it is one."""
         self.outputs: dict[str, tuple[int, str, PurePosixPath, int]] = {}
         if planned.reads is not None:
             self.stdin = stack.enter_context(closing_fd(workspace.open_file(planned.reads)))
         elif planned.text_input is not None:
             self.stdin = stack.enter_context(closing_fd(_text_file(planned.text_input)))
         elif no_input(planned):
-            self.stdin = stack.enter_context(closing_fd(os.open(os.devnull, os.O_WRONLY)))
+            self.stdin = self.unasked = stack.enter_context(closing_fd(_unasked_input()))
         for key, (rel, append) in planned.writes.items():
             folder = stack.enter_context(workspace.directory(rel.parent.parts, create=True))
             temp, fd = _temporary(folder, rel, append)
             stack.callback(_discard, folder, temp)
             stack.enter_context(closing_fd(fd))
             self.outputs[key] = (folder, temp, rel, fd)
+
+    def input_was_read(self) -> bool:
+        """Whether a first program given no input read from it (took the byte it holds)."""
+        if self.unasked is None:
+            return False
+        left = array.array("i", [0])
+        fcntl.ioctl(self.unasked, termios.FIONREAD, left)
+        return left[0] < len(UNASKED)
 
     def fd(self, key: str) -> int | None:
         """The descriptor the program's output ``key`` goes to, if redirected to a file."""
@@ -78,6 +95,16 @@ class Redirected:
             os.replace(temp, rel.name, src_dir_fd=folder, dst_dir_fd=folder)
             kept.append((str(rel), size))
         return kept
+
+
+def _unasked_input() -> int:
+    """The read end of a pipe holding `UNASKED`, its write end closed."""
+    read, write = os.pipe()
+    try:
+        os.write(write, UNASKED)
+    finally:
+        os.close(write)
+    return read
 
 
 def _text_file(text: str) -> int:

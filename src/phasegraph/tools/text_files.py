@@ -157,7 +157,8 @@ def not_found(text: str, old_text: str, new_text: str = "") -> str:
     lines = lines[:COMPARED_LINES]
     first = next((line.strip() for line in old_text.split("\n") if line.strip()), "")
     wanted = first[:COMPARED_CHARS]
-    close = difflib.get_close_matches(wanted, [line for line in lines if line], n=3, cutoff=0.4)
+    candidates = [line for line in dict.fromkeys(lines) if line]  # a repeated line once
+    close = difflib.get_close_matches(wanted, candidates, n=3, cutoff=0.4)
     shown = [f"line {lines.index(line) + 1} ({_cut(line)!r})" for line in close]
     like = f"; most like it: {', '.join(shown)}" if shown else ""
     example = _adding_after(text, lines.index(close[0]), old_text, new_text) if close else ""
@@ -167,13 +168,29 @@ def not_found(text: str, old_text: str, new_text: str = "") -> str:
     )
 
 
+#: How alike an edit's old text and the file's line most like it are when the edit is taken to
+#: mean that line, mistyped (a change of it), not a text to add after it.
+MISTYPED_RATIO = 0.75
+
+
 def _adding_after(text: str, index: int, old_text: str, new_text: str) -> str:
-    """The arguments that add ``new_text`` after line ``index``, when the edit means to add."""
+    """The arguments that add ``new_text`` after line ``index``, when the edit means to add.
+
+    It means to add when its new text holds its old text (which is not in the file), and the
+    old text is not that line mistyped (`MISTYPED_RATIO`). The line must occur
+    once, so the edit shown is one the tool takes; a line ending in a carriage return gets none,
+    since the text added would not end as the file's lines do.
+    """
     added = new_text.strip("\n")
-    if not old_text.strip() or old_text.strip() not in added or added in text:
+    wanted = old_text.strip()
+    if not wanted or wanted not in added:
         return ""
     line = text.split("\n", index + 1)[index]
-    if not line.strip() or len(line) > COMPARED_CHARS:
+    if not line.strip() or len(line) > COMPARED_CHARS or line.endswith("\r"):
+        return ""
+    if text.count(line) != 1 or difflib.SequenceMatcher(None, wanted, line.strip()).ratio() >= (
+        MISTYPED_RATIO
+    ):
         return ""
     return f", here old_text {line!r} and new_text {line + chr(10) + added!r}"
 
