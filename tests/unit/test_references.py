@@ -16,7 +16,7 @@ from phasegraph.facts.tools import changed_files, command_writes
 from phasegraph.state import RoundPlan
 from phasegraph.state.references import reference, resolved
 
-from scripts import ANALYSIS, SUMMARY, final_state, judgement, phases, round_plan
+from scripts import ANALYSIS, CONTINUE, SUMMARY, final_state, judgement, phases, round_plan
 
 DONE = judgement()
 CODING = {**ANALYSIS, "task_type": "coding"}  # the built-in rules let coding work run commands
@@ -309,3 +309,48 @@ def test_a_command_reads_an_earlier_tasks_output_given_as_its_input(tmp_path: Pa
         execute_command("wc -l < data.csv", workspace=space, settings=settings, text_input="x")
     assert execute_command(["wc", "-l"], workspace=space, settings=settings,
                            text_input="").output == "0\n"  # fmt: skip
+
+
+def test_the_judge_is_told_how_each_file_got_its_text(tmp_path: Path) -> None:
+    # a sum typed as "17+25+8+0=50" stood in the judge's prompt as any file would
+    (tmp_path / "numbers.txt").write_text("17\n25\n8\n")
+    (tmp_path / "notes.txt").write_text("old\n")
+    first = round_plan(
+        ("t2", "run_command", {"command": "sort numbers.txt > sorted.txt"}),
+        ("t3", "read_file", {"path": "numbers.txt"}),
+        ("t4", "write_file", {"path": "copy.txt", "content": "$t3"}),
+    )
+    second = round_plan(
+        ("t1", "write_file", {"path": "sum.txt", "content": "17+25+8=50"}),
+        ("t5", "edit_file", {"path": "notes.txt", "old_text": "old", "new_text": "new"}),
+    )
+    script = {
+        "request_analyser": [CODING],
+        "phase_planner": [phases("p1", rounds=2)],
+        "plan_tool_call": [with_deps(first, t4=["t3"]), second],
+        "judge_tasks": [CONTINUE, DONE],
+        "summarizer": [SUMMARY],
+    }
+    model = ScriptedChatModel(script=script)
+    out = final_state(
+        build_graph(model=model, checkpointer=InMemorySaver()), {"request": "do the work"},
+        {"configurable": {"thread_id": "w"}}, context=Context(workspace=str(tmp_path)),
+    )  # fmt: skip
+    assert all(r["status"] == "ok" for record in out["rounds"] for r in record["results"])
+    said = model.calls_of("judge_tasks")[-1][-1].content
+    for told in ("; t2's program wrote it", "; t4 wrote another task's output into it",
+                 "'17+25+8=50'); t1 typed its text", "; t5 edited it"):  # fmt: skip
+        assert told in said, said
+    # a command finds what it wrote by the files' states: an edit beside it is the edit's
+    from phasegraph.facts.tools import how_written
+    from phasegraph.nodes.deps import workspace_settings
+    from phasegraph.tools.builtin import workspace_tools
+
+    tools = {t.name: t for t in workspace_tools(workspace_settings(Context(workspace="/tmp")))}
+    edit = {"task_id": "e", "tool": "edit_file", "arguments": {"path": "notes.txt"},
+            "status": "ok", "wave": 0}
+    command = {"task_id": "c", "tool": "run_command", "arguments": {"command": "sort a > b"},
+               "status": "ok", "wave": 0, "written": ["b", "notes.txt"]}  # fmt: skip
+    assert how_written([edit, command], tools) == {  # type: ignore[list-item]
+        "notes.txt": "e edited it", "b": "c's program wrote it"
+    }

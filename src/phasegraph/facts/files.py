@@ -63,12 +63,14 @@ def describe_files(
     paths: Sequence[str],
     context: Context,
     originals: Mapping[str, str] | None = None,
+    made: Mapping[str, str] | None = None,
 ) -> str:
     """Changed files as the judge reads them: each with its size and how it begins now.
 
     ``originals``: what files held when the run began (see `file_originals`), for the lines
     the run changed in them, and for a changed file that now holds the very text another of
     them held (`copy_of`): a judge shown two equal texts far apart in its prompt is told.
+    ``made``: how each file's last write made its text, by path (`tools.how_written`).
     """
     if not paths:
         return "none"
@@ -85,6 +87,8 @@ def describe_files(
                 line += f", {_changes_since(before, now)}"
             if rel and now and (source := copy_of(rel, now, originals or {})):
                 line += f", the very text {source} held when the run began"
+            if how := (made or {}).get(path):
+                line += f"; {how}"
         except WorkspaceError:
             line = f"{path} (no longer there)"
         lines.append(line)

@@ -18,7 +18,7 @@ from phasegraph.context import Context
 from phasegraph.facts.checks import evaluate_checks, in_words, owned_checks
 from phasegraph.facts.files import describe_files, request_files, resolved_paths, workspace_files
 from phasegraph.facts.formats import broken_formats
-from phasegraph.facts.tools import changed_files, tool_kinds
+from phasegraph.facts.tools import changed_files, how_written, tool_kinds
 from phasegraph.state import CheckRecord, State, TaskResult
 from phasegraph.state.facts import RoundFacts
 from phasegraph.state.reading import current_phase, is_last_phase, phase_window
@@ -62,7 +62,9 @@ def round_facts(
         ),
         "to_write": to_write,
         "unwritten": [path for path in to_write if path not in done],
-        "files": describe_files(changed, context, state.get("originals")),
+        "files": describe_files(
+            changed, context, state.get("originals"), how_written([*window, *results], tools)
+        ),
         "workspace": workspace_files(context, tools),
         "named": request_files(state["request"], context, tools),
     }

@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 
 from phasegraph.state import CheckRecord, TaskResult
+from phasegraph.state.references import references
 from phasegraph.tools.command_line import CommandLineError, parse
 
 FILE_KINDS = ("exists", "contains", "matches", "equals", "number", "keeps", "copy")
@@ -161,6 +162,41 @@ def changed_files(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) 
             if isinstance(name, str) and name.strip():
                 seen[name.strip()] = None
     return list(seen)
+
+
+def how_written(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) -> dict[str, str]:
+    """How the last ok write of each file the results wrote made its text, by path.
+
+    A file a command reports it wrote (``written``) was made by that command's program; one a
+    write took from another task's output by reference (``$t1``) holds that output; one an edit
+    of found text changed was edited; any other write typed its text into its arguments. A
+    command finds the files it wrote by their state before and after it, so a file another
+    task of its wave wrote at the same time is that task's, not the command's.
+    """
+    how: dict[str, str] = {}
+    results = list(results)
+    declared = {
+        (r["wave"], str(r["arguments"].get(argument)).strip())
+        for r in results
+        if r["status"] == "ok" and (argument := written_argument(tools.get(r["tool"])))
+    }
+    for result in results:
+        if result["status"] != "ok":
+            continue
+        tool, task = tools.get(result["tool"]), result["task_id"]
+        argument = written_argument(tool)
+        path = result["arguments"].get(argument) if argument else None
+        if isinstance(path, str) and path.strip():
+            if references(result["arguments"]):
+                how[path.strip()] = f"{task} wrote another task's output into it"
+            elif replaces_found_text(tool):
+                how[path.strip()] = f"{task} edited it"
+            else:
+                how[path.strip()] = f"{task} typed its text"
+        for name in result.get("written") or []:
+            if (result["wave"], name.strip()) not in declared:
+                how[name.strip()] = f"{task}'s program wrote it"
+    return how
 
 
 def command_writes(command: object) -> list[str]:
