@@ -21,7 +21,6 @@ from phasegraph.errors import ConfigurationError
 from phasegraph.nodes.holds import failed_before, reads_of_nothing, unseen_overwrites
 from phasegraph.nodes.typed_writes import (
     blind_writes,
-    retyped_outputs,
     typed_copies,
     typed_over_program_output,
 )
@@ -80,15 +79,10 @@ def typed_file_copies(round_: RoundToRun) -> dict[str, str]:
     return typed_copies(round_.tasks, round_.tools, round_.space, originals)
 
 
-def typed_tool_outputs(round_: RoundToRun) -> dict[str, str]:
-    """Lines a tool returned in an earlier round, retyped into a file, wait for a program."""
-    return retyped_outputs(round_.tasks, round_.tools, round_.space, round_.earlier)
-
-
 def default_holds() -> tuple[Hold, ...]:
     """The holds a graph has unless given its own, in the order they are asked."""
     return (writes_beside_reads, overwrites_unseen, fails_again, typed_over_programs,
-            typed_file_copies, typed_tool_outputs)  # fmt: skip
+            typed_file_copies)  # fmt: skip
 
 
 def checked_holds(holds: Sequence[Hold]) -> tuple[Hold, ...]:

@@ -17,7 +17,6 @@ from phasegraph.holding import (
     overwrites_unseen,
     typed_file_copies,
     typed_over_programs,
-    typed_tool_outputs,
     writes_beside_reads,
 )
 
@@ -25,8 +24,6 @@ from scripts import ANALYSIS, CONTINUE, SUMMARY, final_state, judgement, phase, 
 
 BIG = "".join(f"line {i}\n" for i in range(3000))  # larger than any prompt shows whole
 SETTINGS = '{"retries": 5, "timeout": 45}\n'
-LOG = "start\nERROR disk full\nok\nERROR timeout\n"
-FOUND = "app.log:2: ERROR disk full\napp.log:4: ERROR timeout\n"  # as search_text shows them
 
 #: Per default hold: the workspace's files, the rounds planned, and the task it holds (round 1
 #: unless it says otherwise).
@@ -57,12 +54,6 @@ CASES: dict[Hold, tuple[dict[str, str], list[dict[str, Any]], tuple[int, str]]] 
         {"settings.json": SETTINGS},
         [round_plan(("w", "write_file", {"path": "timeout.txt", "content": SETTINGS}))],
         (0, "w"),
-    ),
-    typed_tool_outputs: (
-        {"app.log": LOG},
-        [round_plan(("s", "search_text", {"pattern": "ERROR", "path": "app.log"})),
-         round_plan(("w", "write_file", {"path": "errors.txt", "content": FOUND}))],
-        (1, "w"),
     ),
 }  # fmt: skip
 
@@ -139,38 +130,3 @@ def test_a_callers_hold_holds_back_what_it_names_and_an_equal_one_replaces_a_def
 def test_a_hold_that_is_not_a_function_is_refused_when_the_graph_is_built() -> None:
     with pytest.raises(ConfigurationError, match="functions of a RoundToRun"):
         build_graph(model=ScriptedChatModel(script={}), holds=["writes_beside_reads"])  # type: ignore[list-item]
-
-
-def test_lines_retyped_from_an_earlier_output_wait_and_other_writes_run(tmp_path: Path) -> None:
-    # a count asked for: the model retyped the lines a search had found into the count's file
-    from phasegraph.nodes.deps import workspace_settings
-    from phasegraph.nodes.typed_writes import retyped_outputs
-    from phasegraph.tools.builtin import workspace_tools
-    from phasegraph.tools.workspace import Workspace
-
-    (tmp_path / "app.log").write_text(LOG)
-    settings = workspace_settings(Context(workspace=str(tmp_path)))
-    tools = {t.name: t for t in workspace_tools(settings)}
-    earlier: list[Any] = [
-        {"task_id": "s", "tool": "search_text", "arguments": {"pattern": "ERROR",
-         "path": "app.log"}, "status": "ok", "output": FOUND + "[2 matching lines]"},
-        {"task_id": "r", "tool": "read_file", "arguments": {"path": "app.log"},
-         "status": "ok", "output": LOG},
-    ]  # fmt: skip
-
-    def held(tool: str, **arguments: str) -> bool:
-        task = {"id": "w", "tool": tool, "arguments": arguments}
-        return "w" in retyped_outputs([task], tools, Workspace(str(tmp_path)), earlier)
-
-    assert held("write_file", path="errors.txt", content=FOUND)
-    assert held("write_file", path="errors.txt", content="ERROR disk full\nok\n")  # a read's run
-    assert not held("run_command", command="grep ERROR app.log > e.txt")  # a program's output
-    assert not held("write_file", path="errors.txt", content="2\n")  # one line: the answer itself
-    assert not held("write_file", path="errors.txt", content="$s")  # a reference is exact
-    assert not held("write_file", path="app.log", content="start\nERROR disk full\n")  # an edit
-    earlier.append({"task_id": "c", "tool": "run_command", "arguments": {"command": "cat a.txt"},
-                    "status": "ok", "output": "exit code: 0\none\ntwo\nthree\n"})  # fmt: skip
-    assert not held("write_file", path="a.txt", content="one\ntwo\n")  # its own lines, shown
-    assert held("write_file", path="b.txt", content="one\ntwo\n")
-    assert not held("write_file", path="e.txt", content="start\nok\n")  # not consecutive lines
-    assert not held("edit_file", path="app.log", old_text="ok", new_text="ERROR disk full\nok")

@@ -1,11 +1,10 @@
 """Holds on writes of typed text: what the model wrote into a call's arguments (SPEC 5).
 
 A program's output, and a task's output passed by reference (``$t1``), are what they are; text
-the model typed into a write is its guess. Four such guesses are held before they run: one
+the model typed into a write is its guess. Three such guesses are held before they run: one
 planned beside the reads it could not have seen (`blind_writes`), one planned over a file a
-program of the same round writes (`typed_over_program_output`), one that retypes a whole
-file the request names into another (`typed_copies`), and one that retypes lines an earlier
-round's tool returned (`retyped_outputs`).
+program of the same round writes (`typed_over_program_output`), and one that retypes a whole
+file the request names into another (`typed_copies`).
 """
 
 from __future__ import annotations
@@ -17,11 +16,11 @@ from langchain_core.tools import BaseTool
 
 from phasegraph.facts.files import copy_of
 from phasegraph.facts.tools import read_only, replaces_found_text, runs_argument, writes_files
-from phasegraph.nodes.holds import path_read, written_path
+from phasegraph.nodes.holds import written_path
 from phasegraph.state import TaskResult
 from phasegraph.state.references import references
 from phasegraph.tools.base import is_idempotent
-from phasegraph.tools.workspace import Workspace, workspace_path
+from phasegraph.tools.workspace import Workspace
 
 
 def blind_writes(
@@ -131,38 +130,6 @@ def typed_copies(
     return held
 
 
-def retyped_outputs(
-    tasks: Sequence[Mapping[str, Any]],
-    tools: Mapping[str, BaseTool],
-    space: Workspace,
-    earlier: Iterable[TaskResult],
-) -> dict[str, str]:
-    """Writes whose typed text is lines an earlier round's tool returned, each with why it waits.
-
-    A typed text of two lines or more that runs, line for line, along the output one task of
-    an earlier round returned (the lines a search found, a command printed) is that output
-    retyped: a program writes it exactly (``grep ... > out.txt``), and where what is asked is
-    worked out from those lines (their count, their sum), a program works it out. A write to
-    the file the output came from runs (a file rewritten from its own lines is an edit), and
-    so do a reference, an edit of found text, and a text of one line.
-    """
-    outputs = [r for r in earlier if r["status"] == "ok" and not writes_files(tools.get(r["tool"]))]
-    held: dict[str, str] = {}
-    for task, path, arguments in _typed_writes(tasks, tools, space):
-        texts = [_lines(v) for v in arguments.values() if isinstance(v, str)]
-        texts = [lines for lines in texts if len(lines) > 1]
-        source = next((r for r in outputs if _retyped(texts, r, path, tools, space)), None)
-        if source is not None:
-            held[str(task["id"])] = (
-                f"not run: its text is lines {source['task_id']} ({source['tool']}) returned in "
-                "an earlier round, typed. A program writes a tool's output exactly (run_command "
-                'with >), or plan the tool again and give its output as "$t1"; if '
-                f"{path or 'the file'} is to hold something worked out from those lines, let a "
-                "program work it out and write it with >"
-            )
-    return held
-
-
 def _typed_writes(
     tasks: Sequence[Mapping[str, Any]], tools: Mapping[str, BaseTool], space: Workspace
 ) -> Iterator[tuple[Mapping[str, Any], str | None, Mapping[str, Any]]]:
@@ -172,39 +139,3 @@ def _typed_writes(
         arguments = task.get("arguments") or {}
         if writes_files(tool) and not replaces_found_text(tool) and not references(arguments):
             yield task, written_path(task, tools, space), arguments
-
-
-def _retyped(
-    texts: Sequence[Sequence[str]],
-    result: TaskResult,
-    path: str | None,
-    tools: Mapping[str, BaseTool],
-    space: Workspace,
-) -> bool:
-    """Whether one of ``texts`` runs along ``result``'s output, and that task named no ``path``.
-
-    A task that named the file written (a read of it, ``cat`` of it) showed that file's own
-    lines: a rewrite of the file from them is an edit, not a copy.
-    """
-    if not texts or path_read(result, tools, space) == path or _names(result, path, space):
-        return False
-    output = _lines(result["output"])
-    return any(_runs_along(lines, output) for lines in texts)
-
-
-def _names(result: TaskResult, path: str | None, space: Workspace) -> bool:
-    """Whether one of ``result``'s arguments, or a word of one, names ``path``."""
-    if path is None:
-        return False
-    words = (w for v in result["arguments"].values() if isinstance(v, str) for w in v.split())
-    return any(workspace_path(space, word.strip("'\"")) == path for word in words)
-
-
-def _lines(text: str) -> list[str]:
-    return [line.rstrip() for line in text.splitlines() if line.strip()]
-
-
-def _runs_along(lines: Sequence[str], output: Sequence[str]) -> bool:
-    """Whether ``lines`` are a run of consecutive lines of ``output``."""
-    width = len(lines)
-    return any(output[i : i + width] == list(lines) for i in range(len(output) - width + 1))
