@@ -19,11 +19,7 @@ from langchain_core.tools import BaseTool
 from phasegraph.context import Context
 from phasegraph.errors import ConfigurationError
 from phasegraph.nodes.holds import failed_before, reads_of_nothing, unseen_overwrites
-from phasegraph.nodes.typed_writes import (
-    blind_writes,
-    typed_copies,
-    typed_over_program_output,
-)
+from phasegraph.nodes.typed_writes import blind_writes, typed_copies, typed_over_program_output
 from phasegraph.state import State, TaskResult
 from phasegraph.tools.workspace import Workspace
 

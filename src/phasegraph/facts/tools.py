@@ -156,12 +156,17 @@ def changed_files(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) 
     for result in results:
         if result["status"] != "ok":
             continue
-        argument = written_argument(tools.get(result["tool"]))
-        path = result["arguments"].get(argument) if argument else None
-        for name in [path, *(result.get("written") or [])]:
+        for name in [declared_write(result, tools), *(result.get("written") or [])]:
             if isinstance(name, str) and name.strip():
                 seen[name.strip()] = None
     return list(seen)
+
+
+def declared_write(result: TaskResult, tools: Mapping[str, BaseTool]) -> str | None:
+    """The file a result's tool declares it wrote (its ``writes`` argument), as given; or None."""
+    argument = written_argument(tools.get(result["tool"]))
+    path = result["arguments"].get(argument) if argument else None
+    return path.strip() if isinstance(path, str) and path.strip() else None
 
 
 def how_written(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) -> dict[str, str]:
@@ -174,25 +179,17 @@ def how_written(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) ->
     task of its wave wrote at the same time is that task's, not the command's.
     """
     how: dict[str, str] = {}
-    results = list(results)
-    declared = {
-        (r["wave"], str(r["arguments"].get(argument)).strip())
-        for r in results
-        if r["status"] == "ok" and (argument := written_argument(tools.get(r["tool"])))
-    }
-    for result in results:
-        if result["status"] != "ok":
-            continue
+    done = [r for r in results if r["status"] == "ok"]
+    declared = {(r["wave"], path) for r in done if (path := declared_write(r, tools))}
+    for result in done:
         tool, task = tools.get(result["tool"]), result["task_id"]
-        argument = written_argument(tool)
-        path = result["arguments"].get(argument) if argument else None
-        if isinstance(path, str) and path.strip():
+        if path := declared_write(result, tools):
             if references(result["arguments"]):
-                how[path.strip()] = f"{task} wrote another task's output into it"
+                how[path] = f"{task} wrote another task's output into it"
             elif replaces_found_text(tool):
-                how[path.strip()] = f"{task} edited it"
+                how[path] = f"{task} edited it"
             else:
-                how[path.strip()] = f"{task} typed its text"
+                how[path] = f"{task} typed its text"
         for name in result.get("written") or []:
             if (result["wave"], name.strip()) not in declared:
                 how[name.strip()] = f"{task}'s program wrote it"

@@ -9,7 +9,7 @@ file the request names into another (`typed_copies`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
+from collections.abc import Iterable, Mapping, Sequence, Set
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -116,8 +116,11 @@ def typed_copies(
     one number).
     """
     held: dict[str, str] = {}
-    for task, path, arguments in _typed_writes(tasks, tools, space):
-        if not path:
+    for task in tasks:
+        tool = tools.get(str(task.get("tool")))
+        arguments = task.get("arguments") or {}
+        path = written_path(task, tools, space)
+        if not path or not writes_files(tool) or replaces_found_text(tool) or references(arguments):
             continue
         typed = (v.strip() for v in arguments.values() if isinstance(v, str) and len(v.split()) > 1)
         source = next((src for text in typed if (src := copy_of(path, text, originals))), None)
@@ -128,14 +131,3 @@ def typed_copies(
                 "let a program work it out and write it with >"
             )
     return held
-
-
-def _typed_writes(
-    tasks: Sequence[Mapping[str, Any]], tools: Mapping[str, BaseTool], space: Workspace
-) -> Iterator[tuple[Mapping[str, Any], str | None, Mapping[str, Any]]]:
-    """Each task that writes typed text: no reference, not an edit of found text; its file."""
-    for task in tasks:
-        tool = tools.get(str(task.get("tool")))
-        arguments = task.get("arguments") or {}
-        if writes_files(tool) and not replaces_found_text(tool) and not references(arguments):
-            yield task, written_path(task, tools, space), arguments
