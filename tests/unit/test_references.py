@@ -354,3 +354,46 @@ def test_the_judge_is_told_how_each_file_got_its_text(tmp_path: Path) -> None:
     assert how_written([edit, command], tools) == {  # type: ignore[list-item]
         "notes.txt": "e edited it", "b": "c's program wrote it"
     }
+
+
+def test_a_write_given_a_command_runs_beside_reads_and_the_judge_hears_a_program_wrote_it(
+    tmp_path: Path,
+) -> None:
+    # the count a small model typed after its search ("0") is the one a program prints exactly
+    (tmp_path / "app.log").write_text("ok\nERROR a\nok\nERROR b\n")
+    plan = round_plan(
+        ("t1", "search_text", {"pattern": "ERROR", "path": "app.log"}),
+        ("t2", "write_file", {"path": "errors.txt", "command": "grep -c ERROR app.log"}),
+        ("t3", "write_file", {"path": "typed.txt", "content": "2"}),
+    )
+    out, model = run(tmp_path, [plan])
+    results = {r["task_id"]: r for r in out["rounds"][0]["results"]}
+    assert results["t2"]["status"] == "ok", results["t2"]
+    assert (tmp_path / "errors.txt").read_text() == "2\n"
+    assert results["t3"]["status"] == "skipped"  # typed beside a read: held, as before
+    said = model.calls_of("judge_tasks")[-1][-1].content
+    assert "; t2's program wrote it" in said, said
+
+
+def test_a_write_given_a_command_is_refused_where_no_program_may_run(tmp_path: Path) -> None:
+    from phasegraph.nodes.deps import workspace_settings
+    from phasegraph.nodes.holds import programs_not_allowed
+    from phasegraph.nodes.typed_writes import typed_copies
+    from phasegraph.tools.builtin import workspace_tools
+    from phasegraph.tools.workspace import Workspace
+
+    settings = workspace_settings(Context(workspace=str(tmp_path)))
+    tools = {t.name: t for t in workspace_tools(settings)}
+    computed = {"id": "w", "tool": "write_file",
+                "arguments": {"path": "n.txt", "command": "sort names.txt"}}  # fmt: skip
+    names = "bob smith\nann lee\n"
+    typed = {"id": "v", "tool": "write_file", "arguments": {"path": "n.txt", "content": names}}
+    writers = {"read_file", "write_file"}
+    assert "may run no programs" in str(programs_not_allowed(computed, tools, writers))
+    assert programs_not_allowed(computed, tools, writers | {"run_command"}) is None
+    assert programs_not_allowed(typed, tools, writers) is None
+    # a program's output is no typed copy of the file it reads, whatever it prints
+    originals = {"names.txt": names}
+    space = Workspace(str(tmp_path))
+    assert typed_copies([computed], tools, space, originals) == {}
+    assert set(typed_copies([typed], tools, space, originals)) == {"v"}

@@ -91,7 +91,7 @@ def test_the_six_tools_have_the_names_arguments_and_idempotence_of_the_spec(ws: 
     assert tuple(tools) == BUILTIN_TOOL_NAMES
     assert set(tools["list_files"].args) == {"path"}
     assert set(tools["read_file"].args) == {"path", "start_line", "end_line"}
-    assert set(tools["write_file"].args) == {"path", "content"}
+    assert set(tools["write_file"].args) == {"path", "command", "content"}
     assert set(tools["edit_file"].args) == {"path", "old_text", "new_text", "replace_all"}
     assert set(tools["search_text"].args) == {"pattern", "path"}
     assert set(tools["run_command"].args) == {"command", "timeout_s", "input"}
@@ -187,6 +187,40 @@ def test_edit_replaces_every_occurrence_when_asked(ws: Path) -> None:
         tools, "edit_file", path="notes.txt", old_text="gamma", new_text="G", replace_all=True
     )
     assert ok and once == "replaced 1 occurrence in notes.txt"
+
+
+def test_a_write_given_a_command_holds_exactly_what_the_program_printed(ws: Path) -> None:
+    # a program's output retyped by a small model loses lines and guesses numbers
+    tools = toolset(ws)
+    ok, out = call(tools, "write_file", path="sorted.txt", command="sort notes.txt")
+    assert ok and out == "wrote 22 bytes to sorted.txt: the output of sort notes.txt", out
+    assert (ws / "sorted.txt").read_text() == "alpha\nbeta\nbeta\ngamma\n"
+    # in place: the program reads the file before its output replaces it
+    ok, out = call(tools, "write_file", path="notes.txt", command="sort -u notes.txt")
+    assert ok and (ws / "notes.txt").read_text() == "alpha\nbeta\ngamma\n", out
+    # a command given beside a text wins: its output is exact, the text a guess of it
+    ok, _ = call(tools, "write_file", path="n.txt", command="wc -l < notes.txt", content="9")
+    assert ok and (ws / "n.txt").read_text() == "3\n"
+    ok, _ = call(tools, "write_file", path="t.txt", command=" ", content="typed\n")
+    assert ok and (ws / "t.txt").read_text() == "typed\n"
+
+
+def test_a_write_given_a_command_that_fails_writes_nothing(ws: Path) -> None:
+    tools = toolset(ws)
+    before = snapshot(ws)
+    for args, said in [
+        ({"command": "grep zebra notes.txt"}, "the command did not succeed: nothing was written"),
+        ({"command": "wc -l"}, "given none: name the file it reads as its operand, or give it "
+                               "with <]"),  # no input: not an empty count
+        ({"command": "sort notes.txt > other.txt"}, "without its > redirection"),
+        ({"command": "rm notes.txt"}, "is not an allowed command"),
+        ({}, "give the file's content, or a command whose output it is"),
+    ]:
+        ok, out = call(tools, "write_file", path="notes.txt", **args)
+        assert not ok and said in out, (args, out)
+    ok, out = call(tools, "write_file", path="../outside.txt", command="sort notes.txt")
+    assert not ok and "outside" in out
+    assert snapshot(ws) == before
 
 
 def test_a_mistyped_escape_is_refused_and_nothing_is_written(ws: Path) -> None:

@@ -104,6 +104,27 @@ def read_path(call: Mapping[str, Any], tools: Mapping[str, BaseTool]) -> object:
     return (call.get("arguments") or {}).get(argument) if argument else None
 
 
+def computing_argument(tool: BaseTool | None) -> str | None:
+    """The argument of a writing tool that names a command whose output it writes, if declared.
+
+    ``metadata={"writes": "path", "computes": "command"}``: a call that gives that argument
+    writes what a program printed, not a text the model typed.
+    """
+    return (tool.metadata or {}).get("computes") if writes_files(tool) else None  # type: ignore[union-attr]
+
+
+def computed(arguments: Mapping[str, Any], tool: BaseTool | None) -> bool:
+    """Whether a call's written text is a program's output: its ``computes`` argument is given."""
+    argument = computing_argument(tool)
+    value = arguments.get(argument) if argument else None
+    return isinstance(value, str) and bool(value.strip())
+
+
+def typed(arguments: Mapping[str, Any], tool: BaseTool | None) -> bool:
+    """Whether a write's text is the model's own: neither another task's output nor a program's."""
+    return not references(arguments) and not computed(arguments, tool)
+
+
 def runs_argument(tool: BaseTool | None) -> str | None:
     """The argument holding the argv a tool runs, as it declares it (``runs``), if it runs one."""
     return (tool.metadata or {}).get("runs") if tool is not None else None
@@ -172,11 +193,12 @@ def declared_write(result: TaskResult, tools: Mapping[str, BaseTool]) -> str | N
 def how_written(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) -> dict[str, str]:
     """How the last ok write of each file the results wrote made its text, by path.
 
-    A file a command reports it wrote (``written``) was made by that command's program; one a
-    write took from another task's output by reference (``$t1``) holds that output; one an edit
-    of found text changed was edited; any other write typed its text into its arguments. A
-    command finds the files it wrote by their state before and after it, so a file another
-    task of its wave wrote at the same time is that task's, not the command's.
+    A file a command reports it wrote (``written``), or a write took from a program's output
+    (`computed`), was made by that program; one a write took from another task's output by
+    reference (``$t1``) holds that output; one an edit of found text changed was edited; any
+    other write typed its text into its arguments. A command finds the files it wrote by their
+    state before and after it, so a file another task of its wave wrote at the same time is
+    that task's, not the command's.
     """
     how: dict[str, str] = {}
     done = [r for r in results if r["status"] == "ok"]
@@ -186,6 +208,8 @@ def how_written(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) ->
         if path := declared_write(result, tools):
             if references(result["arguments"]):
                 how[path] = f"{task} wrote another task's output into it"
+            elif computed(result["arguments"], tool):
+                how[path] = f"{task}'s program wrote it"
             elif replaces_found_text(tool):
                 how[path] = f"{task} edited it"
             else:

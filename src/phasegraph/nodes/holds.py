@@ -20,6 +20,7 @@ from phasegraph.facts.files import fully_shown_files
 from phasegraph.facts.tools import (
     changed_files,
     command_writes,
+    computed,
     read_only,
     read_path,
     runs_argument,
@@ -68,6 +69,26 @@ def writes_not_allowed(
     return (
         f"refused: the command writes {', '.join(targets)}, and this work may not write files "
         "(no tool that writes is allowed here); run it without >, or in work that writes"
+    )
+
+
+def programs_not_allowed(
+    task: Mapping[str, Any], tools: Mapping[str, BaseTool], allowed: Set[str]
+) -> str | None:
+    """Why a write of a program's output may not run where no program may, or None.
+
+    A write that takes its text from a command (`computed`) runs that command's programs;
+    where no tool that runs programs is allowed (the task type's rules, a phase's tools), it
+    is refused as such a tool would be, and the text is to be given as text.
+    """
+    tool = tools.get(str(task.get("tool")))
+    if not computed(task.get("arguments") or {}, tool):
+        return None
+    if tool_kinds({n: tools[n] for n in allowed if n in tools})["runs"]:
+        return None
+    return (
+        "refused: its text is a command's output, and this work may run no programs (no tool "
+        "that runs them is allowed here); give the text itself"
     )
 
 

@@ -15,10 +15,16 @@ from typing import Any
 from langchain_core.tools import BaseTool
 
 from phasegraph.facts.files import copy_of
-from phasegraph.facts.tools import read_only, replaces_found_text, runs_argument, writes_files
+from phasegraph.facts.tools import (
+    computed,
+    read_only,
+    replaces_found_text,
+    runs_argument,
+    typed,
+    writes_files,
+)
 from phasegraph.nodes.holds import written_path
 from phasegraph.state import TaskResult
-from phasegraph.state.references import references
 from phasegraph.tools.base import is_idempotent
 from phasegraph.tools.workspace import Workspace
 
@@ -63,7 +69,7 @@ def blind_writes(
         for t in tasks
         if writes_files(tool := tools.get(t["tool"]))
         and not replaces_found_text(tool)
-        and not references(t.get("arguments") or {})
+        and typed(t.get("arguments") or {}, tool)
     }
 
 
@@ -84,14 +90,10 @@ def typed_over_program_output(
         path = written_path(task, tools, space)
         if not path:
             continue
-        if runs_argument(tool):
+        arguments = task.get("arguments") or {}
+        if runs_argument(tool) or computed(arguments, tool):
             made[path] = str(task["id"])
-        elif (
-            path in made
-            and tool is not None
-            and is_idempotent(tool)
-            and not references(task.get("arguments") or {})
-        ):
+        elif path in made and tool is not None and is_idempotent(tool) and typed(arguments, tool):
             held[str(task["id"])] = (
                 f"not run: {path} is written by {made[path]}'s program in this round; a typed "
                 "text over it would replace what the program made"
@@ -120,10 +122,12 @@ def typed_copies(
         tool = tools.get(str(task.get("tool")))
         arguments = task.get("arguments") or {}
         path = written_path(task, tools, space)
-        if not path or not writes_files(tool) or replaces_found_text(tool) or references(arguments):
+        if not path or not writes_files(tool) or replaces_found_text(tool):
             continue
-        typed = (v.strip() for v in arguments.values() if isinstance(v, str) and len(v.split()) > 1)
-        source = next((src for text in typed if (src := copy_of(path, text, originals))), None)
+        if not typed(arguments, tool):
+            continue
+        texts = (v.strip() for v in arguments.values() if isinstance(v, str) and len(v.split()) > 1)
+        source = next((src for text in texts if (src := copy_of(path, text, originals))), None)
         if source is not None:
             held[str(task["id"])] = (
                 f"not run: its text is the whole text of {source}, typed. Pass a read's output "

@@ -30,6 +30,7 @@ from phasegraph.nodes.deps import (
 from phasegraph.nodes.holds import (
     made_by,
     one_file_in_plan_order,
+    programs_not_allowed,
     repeated_calls,
     writes_not_allowed,
 )
@@ -222,7 +223,9 @@ class _Wave:
         decision = (self.state.get("tool_decisions") or {}).get(key)
         if task["tool"] not in self.allowed and decision != "allow":
             return self._refuse(task, key, decision, runtime)
-        if barred := writes_not_allowed(task, self.available, self.allowed):
+        if barred := writes_not_allowed(task, self.available, self.allowed) or (
+            programs_not_allowed(task, self.available, self.allowed)
+        ):
             return self.settle(task_result(task, "refused", barred))
         if self.time_left <= 0:
             return self.settle(

@@ -21,8 +21,8 @@ from phasegraph.state.result import renamed
 from phasegraph.tools.base import tool_index
 from phasegraph.tools.commands import CommandSettings
 from phasegraph.tools.mcp import load_mcp_tools
-from phasegraph.tools.pipeline import execute_command
-from phasegraph.tools.workspace import MAX_WRITE_BYTES, Workspace
+from phasegraph.tools.pipeline import execute_command, program_write
+from phasegraph.tools.workspace import MAX_WRITE_BYTES, Workspace, WorkspaceError
 
 #: In the order the plan's prompt lists them: what reads, what computes, what writes. A small
 #: model reaches for the first tool that fits; a program that makes a file's content comes
@@ -49,7 +49,14 @@ class _ReadFile(BaseModel):
 
 class _WriteFile(BaseModel):
     path: str = Field(description="File relative to the workspace root; created or replaced.")
-    content: str = Field(description="The whole new content of the file.")
+    command: str | None = Field(
+        None,
+        description="A command line of allowed programs whose output becomes the whole "
+        'content, written exactly (e.g. "sort names.txt"); null to give the content as text.',
+    )
+    content: str | None = Field(
+        None, description="The whole new content of the file, as text (when no command)."
+    )
 
 
 class _EditFile(BaseModel):
@@ -111,6 +118,21 @@ def _commanding(space: Workspace, commands: CommandSettings) -> Callable[..., An
     return command
 
 
+def _writing(space: Workspace, commands: CommandSettings) -> Callable[..., Any]:
+    """write_file's body: the text given, or what a command prints, as the file's whole text."""
+
+    def write(
+        path: str, command: str | None = None, content: str | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        if command is not None and command.strip():
+            return program_write(space, commands, path, command)
+        if content is None:
+            raise WorkspaceError("give the file's content, or a command whose output it is")
+        return space.write_file(path, content), {}
+
+    return write
+
+
 def _reading(space: Workspace) -> Callable[..., Any]:
     """read_file's body: the text with its notes, and the text alone (for a ``$id``)."""
 
@@ -133,6 +155,7 @@ def workspace_tools(settings: WorkspaceSettings) -> tuple[BaseTool, ...]:
     )
 
     command, read = _commanding(space, settings.commands), _reading(space)
+    write = _writing(space, settings.commands)
 
     # What each tool declares (SPEC 5 and 11): "idempotent" (running it twice does no more than
     # once), "read_only" (it changes nothing, so no phase is narrowed away from it), "writes"
@@ -151,10 +174,11 @@ def workspace_tools(settings: WorkspaceSettings) -> tuple[BaseTool, ...]:
         ("read_file", read, _ReadFile, "Read a text file, or some of its lines.", reads),
         (
             "write_file",
-            space.write_file,
+            write,
             _WriteFile,
-            "Create or replace a whole file.",
-            {"idempotent": True, "writes": "path"},
+            "Create or replace a whole file with a text, or with what a command prints.",
+            # "computes": the argument whose command's output, when given, is the text written
+            {"idempotent": True, "writes": "path", "computes": "command"},
         ),
         (
             "edit_file",
@@ -191,8 +215,10 @@ def workspace_tools(settings: WorkspaceSettings) -> tuple[BaseTool, ...]:
                 description=description,
                 args_schema=schema,
                 metadata={**metadata, "workspace": True},
-                # a read's and a command's whole value, and a command's files, beside the text
-                response_format="content_and_artifact" if func in (read, command) else "content",
+                # a read's and a command's value, and the files a program wrote, beside the text
+                response_format="content_and_artifact"
+                if func in (read, command, write)
+                else "content",
             )
         )
     tools.sort(key=lambda tool: BUILTIN_TOOL_NAMES.index(tool.name))

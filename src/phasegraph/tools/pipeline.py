@@ -25,6 +25,7 @@ import os
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from phasegraph.tools import processes
 from phasegraph.tools.argv_rules import confined_by_checks
@@ -51,6 +52,11 @@ from phasegraph.tools.workspace import Workspace, WorkspaceError
 READ_WITHOUT_INPUT = (
     "[the first program read its input, and it was given none: name the file it reads as its "
     'operand, give it with <, or give an earlier task\'s output as input ("$t1")]'
+)
+#: The same for a write's command, which takes no input but a file's.
+WRITE_READ_WITHOUT_INPUT = (
+    "[the first program read its input, and it was given none: name the file it reads as its "
+    "operand, or give it with <]"
 )
 #: The most files one pattern may expand to, and the most arguments a command's programs take.
 MAX_EXPANDED = 1000
@@ -135,6 +141,48 @@ def execute_command(
         body = f"{body.rstrip()}\n{notes}"
     names = tuple(rel for rel, _ in written)
     return CommandResult(body, names, text, whole)
+
+
+def program_write(
+    workspace: Workspace, settings: CommandSettings, path: str, command: str
+) -> tuple[str, dict[str, Any]]:
+    """Write what ``command`` prints as ``path``'s whole text; its report, or a WorkspaceError.
+
+    The command runs as `execute_command` runs one, and its output is written as a typed text
+    is (the write cap, the file tools' rules), once the command has ended with exit code 0 and
+    all it printed is kept; otherwise nothing is written. The command itself names no file to
+    write: its output is the file's text. The report's ``written`` lists the files its
+    programs wrote themselves (``sed -i``).
+    """
+    try:
+        stages = parse(command)
+    except CommandLineError as exc:
+        raise WorkspaceError(f"{command!r}: {exc}") from None
+    if any(
+        s.stdout not in (None, DEV_NULL) or s.stderr not in (None, "&1", DEV_NULL) for s in stages
+    ):
+        raise WorkspaceError(
+            f"the command's output is the text written to {path}: give the command without its "
+            "> redirection"
+        )
+    workspace.relative(path, for_write=True)  # refused before the command runs
+    try:
+        done = execute_command(command, workspace=workspace, settings=settings)
+    except WorkspaceError as exc:
+        said = str(exc).replace(READ_WITHOUT_INPUT, WRITE_READ_WITHOUT_INPUT)
+        raise WorkspaceError(said) from None
+    head = done.text.partition("\n")[0]
+    if not head.startswith("exit code: 0"):
+        raise WorkspaceError(
+            f"{done.text.rstrip()}\n[the command did not succeed: nothing was written to {path}]"
+        )
+    if not done.whole:
+        raise WorkspaceError(
+            f"the command printed more than the output kept in memory: nothing was written; "
+            f"let run_command write it with > {path}"
+        )
+    wrote = workspace.write_file(path, done.output)
+    return f"{wrote}: the output of {command}", {"written": list(done.written)}
 
 
 def plan_command(
