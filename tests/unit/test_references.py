@@ -397,3 +397,33 @@ def test_a_write_given_a_command_is_refused_where_no_program_may_run(tmp_path: P
     space = Workspace(str(tmp_path))
     assert typed_copies([computed], tools, space, originals) == {}
     assert set(typed_copies([typed], tools, space, originals)) == {"v"}
+
+
+def test_a_write_given_a_command_is_journalled_and_heard_as_the_programs(tmp_path: Path) -> None:
+    # tac f into f, run again after a crash, would reverse f twice: it is journalled
+    from phasegraph.facts.tools import how_written
+    from phasegraph.nodes.deps import workspace_settings
+    from phasegraph.nodes.run_task import journalled
+    from phasegraph.tools.builtin import workspace_tools
+
+    settings = workspace_settings(Context(workspace=str(tmp_path)))
+    tools = {t.name: t for t in workspace_tools(settings)}
+    write, read = tools["write_file"], tools["read_file"]
+    assert journalled(write, {"path": "f", "command": "tac f"})
+    assert not journalled(write, {"path": "f", "content": "x"})
+    assert not journalled(read, {"path": "f"})
+    both = {"task_id": "w", "tool": "write_file", "status": "ok", "wave": 0,
+            "arguments": {"path": "f", "command": "sort g", "content": "$t1"}}  # fmt: skip
+    assert how_written([both], tools) == {"f": "w's program wrote it"}  # type: ignore[list-item]
+
+
+def test_work_that_may_run_no_programs_gets_no_program_through_a_write(tmp_path: Path) -> None:
+    (tmp_path / "names.txt").write_text("bob\nann\n")
+    plan = round_plan(("t1", "write_file", {"path": "sorted.txt", "command": "sort names.txt"}))
+    rules = {"coding": {"forbidden": ["@runs"]}}
+    out, _ = run(tmp_path, [plan], tool_rules=rules)
+    result = out["rounds"][0]["results"][0]
+    assert result["status"] == "refused" and "may run no programs" in result["output"], result
+    assert not (tmp_path / "sorted.txt").exists()
+    out, _ = run(tmp_path, [round_plan(("t1", "write_file", plan["tasks"][0]["arguments"]))])
+    assert (tmp_path / "sorted.txt").read_text() == "ann\nbob\n"

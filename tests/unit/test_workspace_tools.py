@@ -209,7 +209,9 @@ def test_a_write_given_a_command_that_fails_writes_nothing(ws: Path) -> None:
     tools = toolset(ws)
     before = snapshot(ws)
     for args, said in [
-        ({"command": "grep zebra notes.txt"}, "the command did not succeed: nothing was written"),
+        ({"command": "grep zebra notes.txt"}, "did not succeed: nothing was written to notes"),
+        # the last program's 0 is not the line's: a count of what the first could not read
+        ({"command": "grep x missing.txt | wc -l"}, "did not succeed: nothing was written"),
         ({"command": "wc -l"}, "given none: name the file it reads as its operand, or give it "
                                "with <]"),  # no input: not an empty count
         ({"command": "sort notes.txt > other.txt"}, "without its > redirection"),
@@ -218,9 +220,23 @@ def test_a_write_given_a_command_that_fails_writes_nothing(ws: Path) -> None:
     ]:
         ok, out = call(tools, "write_file", path="notes.txt", **args)
         assert not ok and said in out, (args, out)
-    ok, out = call(tools, "write_file", path="../outside.txt", command="sort notes.txt")
+    # the file is refused before the command runs: an edit of its own would be made
+    ok, out = call(tools, "write_file", path="../outside.txt", command="sed -i s/a/A/ notes.txt")
     assert not ok and "outside" in out
     assert snapshot(ws) == before
+
+
+def test_a_write_given_a_command_keeps_stderr_out_and_reports_every_file_changed(ws: Path) -> None:
+    tools = toolset(ws)
+    ok, out = call(tools, "write_file", path="n.txt", command="grep -c beta notes.txt missing.txt")
+    assert not ok and not (ws / "n.txt").exists(), out
+    ok, out = call(tools, "write_file", path="n.txt", command="grep -h beta notes.txt")
+    assert ok and (ws / "n.txt").read_bytes() == b"beta\nbeta\n", out
+    # a program that edits a file itself: the edit is reported as a write of the call
+    outcome = run_tool(tools["write_file"], {"path": "e.txt", "command": "sed -i s/a/A/ notes.txt"},
+                       100_000)  # fmt: skip
+    assert outcome.ok and set(outcome.written) == {"e.txt", "notes.txt"}, outcome
+    assert (ws / "notes.txt").read_text().startswith("Alpha") and (ws / "e.txt").read_text() == ""
 
 
 def test_a_mistyped_escape_is_refused_and_nothing_is_written(ws: Path) -> None:

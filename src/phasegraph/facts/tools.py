@@ -206,10 +206,10 @@ def how_written(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) ->
     for result in done:
         tool, task = tools.get(result["tool"]), result["task_id"]
         if path := declared_write(result, tools):
-            if references(result["arguments"]):
-                how[path] = f"{task} wrote another task's output into it"
-            elif computed(result["arguments"], tool):
+            if computed(result["arguments"], tool):
                 how[path] = f"{task}'s program wrote it"
+            elif references(result["arguments"]):
+                how[path] = f"{task} wrote another task's output into it"
             elif replaces_found_text(tool):
                 how[path] = f"{task} edited it"
             else:

@@ -165,7 +165,8 @@ def unseen_overwrites(
             continue
         rel = written_path(task, tools, space)
         if rel and rel not in known and (space.real_root / rel).is_file():
-            if _holds_already(space, rel, task["arguments"]):
+            arguments = task["arguments"]
+            if not computed(arguments, tool) and _holds_already(space, rel, arguments):
                 continue  # the same bytes again (a round re-run after a crash): nothing is lost
             unseen[task["id"]] = (
                 f"not run: {rel} is there and this run has not read it, so writing it whole "

@@ -19,7 +19,7 @@ import contextvars
 import queue
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypedDict, cast
 
 from langchain_core.runnables import Runnable, RunnableConfig
@@ -29,6 +29,7 @@ from langgraph.errors import NodeError
 from langgraph.runtime import Runtime, get_runtime
 
 from phasegraph.context import Context
+from phasegraph.facts.tools import computed
 from phasegraph.nodes.deps import Deps, context_of, run_error, task_result, thread_id
 from phasegraph.nodes.readable import put_back_if_broken, readable_before
 from phasegraph.progress import emit
@@ -202,6 +203,16 @@ def executed(item: TaskInput, at: Runtime[Context], deps: Deps) -> TaskResult:
         return result
 
 
+def journalled(tool: BaseTool, arguments: Mapping[str, Any]) -> bool:
+    """Whether a call's execution is journalled: its tool is not idempotent, or it computes.
+
+    A write whose text a program computes (`computed`) may read the file it replaces (``tac
+    f`` into ``f``), so run again it need not write the same bytes: it is journalled as any
+    call of a tool that is not idempotent.
+    """
+    return not is_idempotent(tool) or computed(arguments, tool)
+
+
 def _run(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> TaskResult:
     context = context_of(runtime)
     task, wave = state["task"], state["wave"]
@@ -225,7 +236,7 @@ def _run(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> TaskResult:
         return done
 
     result: TaskResult
-    if is_idempotent(tool):
+    if not journalled(tool, task["arguments"]):
         # Safe to run again: LangGraph's own task write keeps a finished call's result, and one
         # whose write was lost (in flight at a crash) simply runs again. No journal entry.
         result = execution()

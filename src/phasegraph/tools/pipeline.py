@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import shlex
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
@@ -92,11 +93,13 @@ def execute_command(
     workspace: Workspace,
     settings: CommandSettings,
     text_input: str | None = None,
+    all_or_nothing: bool = False,
 ) -> CommandResult:
     """Run ``command``; what it printed and wrote, or a WorkspaceError saying why not.
 
     ``text_input``: text the first program reads as its input (an earlier task's output
     passed by reference), given instead of a file ``<`` names, never beside one.
+    ``all_or_nothing``: its redirections are written only when every program ends with 0.
     """
     planned = plan_command(command, settings, workspace)
     if text_input is not None:
@@ -125,7 +128,7 @@ def execute_command(
                 stopped = f"exit code: {codes[-1]} {READ_WITHOUT_INPUT}"
             if stopped:
                 raise WorkspaceError(f"{stopped}\n{text}".rstrip() + _unwritten(planned))
-            written = files.keep()
+            written = [] if all_or_nothing and any(codes) else files.keep()
     finally:
         take_away(root, workspace, absent, before)
     if states is not None:  # what its programs wrote themselves (sed -i), not through >
@@ -148,11 +151,11 @@ def program_write(
 ) -> tuple[str, dict[str, Any]]:
     """Write what ``command`` prints as ``path``'s whole text; its report, or a WorkspaceError.
 
-    The command runs as `execute_command` runs one, and its output is written as a typed text
-    is (the write cap, the file tools' rules), once the command has ended with exit code 0 and
-    all it printed is kept; otherwise nothing is written. The command itself names no file to
-    write: its output is the file's text. The report's ``written`` lists the files its
-    programs wrote themselves (``sed -i``).
+    The command runs as `execute_command` runs one, its output going to ``path`` as ``>``
+    sends it (the program's bytes exactly, what it says on stderr aside), kept only when every
+    program of the line ends with exit code 0; otherwise nothing is written to ``path``. The
+    command itself names no file to write. The report's ``written`` lists every file the
+    command changed, those its programs wrote themselves (``sed -i``) included.
     """
     try:
         stages = parse(command)
@@ -165,24 +168,22 @@ def program_write(
             f"the command's output is the text written to {path}: give the command without its "
             "> redirection"
         )
-    workspace.relative(path, for_write=True)  # refused before the command runs
+    rel = workspace.relative(path, for_write=True)  # refused before the command runs
+    line = f"{command} > {shlex.quote(str(rel))}"
     try:
-        done = execute_command(command, workspace=workspace, settings=settings)
+        done = execute_command(line, workspace=workspace, settings=settings, all_or_nothing=True)
     except WorkspaceError as exc:
         said = str(exc).replace(READ_WITHOUT_INPUT, WRITE_READ_WITHOUT_INPUT)
         raise WorkspaceError(said) from None
-    head = done.text.partition("\n")[0]
-    if not head.startswith("exit code: 0"):
+    if str(rel) not in done.written:
+        also = f"; its programs changed {', '.join(done.written)}" if done.written else ""
         raise WorkspaceError(
-            f"{done.text.rstrip()}\n[the command did not succeed: nothing was written to {path}]"
+            f"{done.text.rstrip()}\n[a program did not succeed: nothing was written to "
+            f"{path}{also}]"
         )
-    if not done.whole:
-        raise WorkspaceError(
-            f"the command printed more than the output kept in memory: nothing was written; "
-            f"let run_command write it with > {path}"
-        )
-    wrote = workspace.write_file(path, done.output)
-    return f"{wrote}: the output of {command}", {"written": list(done.written)}
+    size = os.path.getsize(workspace.real_root / rel)
+    report = f"wrote {size} bytes to {rel}: the output of {command}"
+    return report, {"written": list(done.written)}
 
 
 def plan_command(
