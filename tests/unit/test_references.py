@@ -427,3 +427,35 @@ def test_work_that_may_run_no_programs_gets_no_program_through_a_write(tmp_path:
     assert not (tmp_path / "sorted.txt").exists()
     out, _ = run(tmp_path, [round_plan(("t1", "write_file", plan["tasks"][0]["arguments"]))])
     assert (tmp_path / "sorted.txt").read_text() == "ann\nbob\n"
+
+
+def test_a_command_that_prints_its_own_words_is_typed_text(tmp_path: Path) -> None:
+    # "echo 17+25+8=50" as a write's command is the guess a typed "17+25+8=50" is
+    from phasegraph.facts.tools import computed, how_written, own_words
+    from phasegraph.nodes.deps import workspace_settings
+    from phasegraph.tools.builtin import workspace_tools
+
+    words = ["echo 50", "echo b a | sort", "expr 17 + 25 + 8", "seq 1 5", "/usr/bin/echo x",
+             "printf '%s\\n' a b"]  # fmt: skip
+    files = ["echo $(wc -l < numbers.txt)", "sort names.txt", "wc -l < f", "cat f | tr a b",
+             "tr a b < f", "ls", "awk '{s+=$1} END {print s}' n.txt", "",
+             "echo 'unclosed"]  # fmt: skip
+    assert [line for line in words if not own_words(line)] == []
+    assert [line for line in files if own_words(line)] == []
+    assert not own_words(["echo", "50"])  # an argv is run as given: no line to read
+    settings = workspace_settings(Context(workspace=str(tmp_path)))
+    tools = {t.name: t for t in workspace_tools(settings)}
+    write = tools["write_file"]
+    assert not computed({"path": "s.txt", "command": "echo 50"}, write)
+    assert computed({"path": "s.txt", "command": "awk '{s+=$1} END {print s}' n.txt"}, write)
+    results = [
+        {"task_id": "c", "tool": "run_command", "arguments": {"command": "echo 50 > s.txt"},
+         "status": "ok", "wave": 0, "written": ["s.txt"]},
+        {"task_id": "d", "tool": "run_command", "arguments": {"command": "sort n > m"},
+         "status": "ok", "wave": 0, "written": ["m"]},
+        {"task_id": "w", "tool": "write_file", "status": "ok", "wave": 1,
+         "arguments": {"path": "t.txt", "command": "echo 50"}},
+    ]  # fmt: skip
+    assert how_written(results, tools) == {  # type: ignore[arg-type]
+        "s.txt": "c typed its text", "m": "d's program wrote it", "t.txt": "w typed its text"
+    }

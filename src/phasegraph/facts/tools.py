@@ -11,12 +11,14 @@ workspace: the built-in tools).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import PurePosixPath
 from typing import Any
 
 from langchain_core.tools import BaseTool
 
 from phasegraph.state import CheckRecord, TaskResult
 from phasegraph.state.references import references
+from phasegraph.tools.argv_specs import WORDS_ONLY
 from phasegraph.tools.command_line import CommandLineError, parse
 
 FILE_KINDS = ("exists", "contains", "matches", "equals", "number", "keeps", "copy")
@@ -110,14 +112,40 @@ def computing_argument(tool: BaseTool | None) -> str | None:
     ``metadata={"writes": "path", "computes": "command"}``: a call that gives that argument
     writes what a program printed, not a text the model typed.
     """
-    return (tool.metadata or {}).get("computes") if writes_files(tool) else None  # type: ignore[union-attr]
+    argument = declares(tool, "computes") if writes_files(tool) else None
+    return argument if isinstance(argument, str) and argument else None
 
 
 def computed(arguments: Mapping[str, Any], tool: BaseTool | None) -> bool:
-    """Whether a call's written text is a program's output: its ``computes`` argument is given."""
+    """Whether a call's written text is a program's output.
+
+    Its ``computes`` argument is given, and is not a command that prints its own words alone
+    (`own_words`): what ``echo 50`` writes is the model's as much as a typed ``50``.
+    """
     argument = computing_argument(tool)
     value = arguments.get(argument) if argument else None
-    return isinstance(value, str) and bool(value.strip())
+    return isinstance(value, str) and bool(value.strip()) and not own_words(value)
+
+
+def own_words(command: object) -> bool:
+    """Whether a command line's output is made of its own words: nothing it reads is a file's.
+
+    Its first program is one that prints its arguments alone (`argv_specs.WORDS_ONLY`), given
+    no ``<`` and no ``$(...)``; the programs after it read only what that one printed. A line
+    that cannot be parsed is not one.
+    """
+    if not isinstance(command, str):
+        return False
+    try:
+        stages = parse(command)
+    except CommandLineError:
+        return False
+    first = stages[0]
+    if first.stdin is not None or not first.words:
+        return False
+    if any(word.commands for stage in stages for word in stage.words):
+        return False
+    return PurePosixPath(first.words[0].text).name in WORDS_ONLY
 
 
 def typed(arguments: Mapping[str, Any], tool: BaseTool | None) -> bool:
@@ -194,7 +222,8 @@ def how_written(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) ->
     """How the last ok write of each file the results wrote made its text, by path.
 
     A file a command reports it wrote (``written``), or a write took from a program's output
-    (`computed`), was made by that program; one a write took from another task's output by
+    (`computed`), was made by that program, unless the command prints only its own words
+    (`own_words`: ``echo 50 > n.txt`` typed it); one a write took from another task's output by
     reference (``$t1``) holds that output; one an edit of found text changed was edited; any
     other write typed its text into its arguments. A command finds the files it wrote by their
     state before and after it, so a file another task of its wave wrote at the same time is
@@ -214,9 +243,12 @@ def how_written(results: Iterable[TaskResult], tools: Mapping[str, BaseTool]) ->
                 how[path] = f"{task} edited it"
             else:
                 how[path] = f"{task} typed its text"
+        runs = runs_argument(tool)
+        typing = bool(runs) and own_words(result["arguments"].get(str(runs)))
+        made = f"{task} typed its text" if typing else f"{task}'s program wrote it"
         for name in result.get("written") or []:
             if (result["wave"], name.strip()) not in declared:
-                how[name.strip()] = f"{task}'s program wrote it"
+                how[name.strip()] = made
     return how
 
 

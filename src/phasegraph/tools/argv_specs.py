@@ -216,6 +216,9 @@ _SUMS = Spec(
 )
 for _name in ("md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum"):
     SPECS[_name] = _SUMS
+#: Programs whose output is made of their own arguments alone: they read no file and no input,
+#: so what they print is what the command line typed (``echo 50``, ``expr 17 + 25``).
+WORDS_ONLY = frozenset({"echo", "expr", "seq", "printf"})
 # echo, expr, true, false and sleep read no option as GNU getopt does: every argument is theirs.
 RAW_ARGUMENTS = frozenset({"echo", "expr", "true", "false", "sleep"})
 
