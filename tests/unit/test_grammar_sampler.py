@@ -127,3 +127,56 @@ def test_an_answer_no_longer_wanted_ends_at_its_next_token() -> None:
     assert lib.accepted == [] and lib.sizes == []
     stop.begin(stop.ticket())  # a call made after the stop
     assert sample(lib) == 1
+
+
+def test_each_answer_token_is_counted_forced_copied_or_chosen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the measure issue 61 starts from: what decoding decided, and what it only wrote out
+    prompt = [7, 8, 1, 1, 2]
+    lib = FakeLibrary([0.1, 3.0, 2.0, 0.5, 0, 0, 0, 0, 0], allowed={1, 2})
+    sampler = grammar_sampler.GreedyGrammarSampler(
+        lib, MODEL, GRAMMAR, len(lib.logits), history=lambda: prompt
+    )
+    assert sampler.sample(CTX, -1) == 1  # the prompt ends 1, 2: and 1, 2, 1 is not in it: chosen
+    assert sampler.sample(CTX, -1) == 1  # 2, 1, 1 is not in it either: chosen
+    lib.allowed = {2}
+    assert sampler.sample(CTX, -1) == 2  # the grammar's one token: forced
+    lib.allowed = {1, 2, 3}
+    assert sampler.split == grammar_sampler.TokenSplit(forced=1, copied=0, chosen=2)
+    copying = grammar_sampler.GreedyGrammarSampler(
+        lib, MODEL, GRAMMAR, len(lib.logits), history=lambda: [8, 1, 1, 5]
+    )
+    assert copying.sample(CTX, -1) == 1  # 1, 5, 1 is not in the prompt: chosen
+    assert copying.split == grammar_sampler.TokenSplit(chosen=1)
+    copied = grammar_sampler.GreedyGrammarSampler(
+        lib, MODEL, GRAMMAR, len(lib.logits), history=lambda: [4, 8, 1, 1, 8, 1]
+    )
+    assert copied.sample(CTX, -1) == 1  # the prompt ends 8, 1, and 8, 1, 1 stands in it
+    assert copied.split == grammar_sampler.TokenSplit(copied=1)
+    # unmeasured, nothing is counted and the grammar is asked about the chosen token alone
+    plain = FakeLibrary([0.1, 3.0, 2.0], allowed={1, 2})
+    assert sample(plain) == 1 and plain.sizes == [1]
+    # installed, a sampler counts only while the setting is on, and leaves its split on the llm
+    llm = SimpleNamespace(_init_sampler=lambda **kwargs: "stock", _model=MODEL, n_vocab=lambda: 3,
+                          input_ids=SimpleNamespace(__getitem__=None), n_tokens=0)  # fmt: skip
+    grammar_sampler.install(llm, plain)
+    greedy = {"temp": 0.0, "grammar": GRAMMAR, "repeat_penalty": 1.0}
+    monkeypatch.delenv(grammar_sampler.SPLIT_SETTING, raising=False)
+    assert llm._init_sampler(**greedy).split is None and llm.last_split is None
+    monkeypatch.setenv(grammar_sampler.SPLIT_SETTING, "1")
+    assert llm._init_sampler(**greedy).split == grammar_sampler.TokenSplit()
+    grammar_sampler.record_split("judge_tasks", grammar_sampler.TokenSplit(1, 2, 3))
+    grammar_sampler.record_split("judge_tasks", None)
+    assert grammar_sampler.SPLITS.pop("judge_tasks") == grammar_sampler.TokenSplit(1, 2, 3)
+
+
+def test_the_split_table_gives_each_stage_its_shares() -> None:
+    from bench.token_split import split_table
+
+    table = split_table({"plan_tool_call": grammar_sampler.TokenSplit(6, 2, 2),
+                         "judge_tasks": grammar_sampler.TokenSplit()})  # fmt: skip
+    lines = table.splitlines()
+    assert lines[1].split() == ["judge_tasks", "0", "-", "-", "-"]
+    assert lines[2].split() == ["plan_tool_call", "10", "60%", "20%", "20%"]
+    assert lines[3].split() == ["all", "10", "60%", "20%", "20%"]

@@ -17,9 +17,57 @@ from __future__ import annotations
 
 import ctypes
 import math
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from phasegraph.models import stop
+
+#: Set to 1 to count how each answer token came to be (`TokenSplit`); it slows decoding.
+SPLIT_SETTING = "PHASEGRAPH_TOKEN_SPLIT"
+#: A token is copied when it ends a run of this many tokens that stands in the prompt.
+COPIED_RUN = 3
+
+
+@dataclass
+class TokenSplit:
+    """How a structured answer's tokens came to be (issue 61's measure, `SPLIT_SETTING`).
+
+    ``forced``: the grammar allowed that token alone (a key, its punctuation, the rest of an
+    enum value): decoding it decided nothing. ``copied``: the model chose it, and it ends a run
+    of `COPIED_RUN` tokens that stands in the prompt (a file name, a file's text, a command's
+    output): prompt-lookup decoding would have proposed it. ``chosen``: any other token.
+    """
+
+    forced: int = 0
+    copied: int = 0
+    chosen: int = 0
+
+    def add(self, other: TokenSplit) -> None:
+        """Add ``other``'s counts to these."""
+        self.forced += other.forced
+        self.copied += other.copied
+        self.chosen += other.chosen
+
+
+#: The split of every answer decoded while `SPLIT_SETTING` is on, by the function it answers.
+SPLITS: dict[str, TokenSplit] = {}
+_SPLITS_LOCK = threading.Lock()
+
+
+def measuring() -> bool:
+    """Whether answers' token splits are counted (`SPLIT_SETTING`)."""
+    return os.environ.get(SPLIT_SETTING, "") == "1"
+
+
+def record_split(name: str, split: TokenSplit | None) -> None:
+    """Add one answer's split to `SPLITS` under the function it answers (nothing if None)."""
+    if split is None:
+        return
+    with _SPLITS_LOCK:
+        SPLITS.setdefault(name, TokenSplit()).add(split)
 
 #: The fields of llama.cpp's ``llama_token_data``, as numpy lays them out.
 _TOKEN_DATA_FIELDS = [("id", "<i4"), ("logit", "<f4"), ("p", "<f4")]
@@ -32,9 +80,25 @@ class GrammarRefusedError(ValueError):
 class GreedyGrammarSampler:
     """Greedy choice under a grammar, the grammar asked about the chosen token first."""
 
-    def __init__(self, llama_cpp: Any, model: Any, grammar: Any, n_vocab: int) -> None:
-        """A sampler over ``model``'s vocabulary for ``grammar`` (a ``LlamaGrammar``)."""
+    def __init__(
+        self,
+        llama_cpp: Any,
+        model: Any,
+        grammar: Any,
+        n_vocab: int,
+        history: Callable[[], Sequence[int]] | None = None,
+    ) -> None:
+        """A sampler over ``model``'s vocabulary for ``grammar`` (a ``LlamaGrammar``).
+
+        ``history``: the tokens read so far (the prompt, at the first token); given, the
+        sampler counts its answer's `TokenSplit` in ``split``.
+        """
         import numpy as np
+
+        self.split = TokenSplit() if history is not None else None
+        self._history = history
+        self._runs: set[tuple[int, ...]] | None = None
+        self._recent: list[int] = []
 
         self._np = np
         self._lib = llama_cpp
@@ -77,19 +141,45 @@ class GreedyGrammarSampler:
         logits = np.ctypeslib.as_array(pointer, shape=(self._n_vocab,))
         token = int(np.argmax(logits))
         if not self._allowed(token, float(logits[token])):
-            candidates = self._all
-            candidates["logit"] = logits
-            candidates["p"] = 0.0
-            array = self._lib.llama_token_data_array(
-                data=candidates.ctypes.data_as(self._lib.llama_token_data_p),
-                size=self._n_vocab,
-                selected=-1,
-                sorted=False,
-            )
-            self._lib.llama_sampler_apply(self._grammar, ctypes.byref(array))
+            candidates = self._under_grammar(logits)
             token = int(candidates["id"][int(np.argmax(candidates["logit"]))])
+        if self.split is not None:
+            self._count(token, logits)
         self._lib.llama_sampler_accept(self._grammar, token)
         return token
+
+    def _under_grammar(self, logits: Any) -> Any:
+        """The whole vocabulary with ``logits``, each token the grammar refuses at -inf."""
+        candidates = self._all
+        candidates["logit"] = logits
+        candidates["p"] = 0.0
+        array = self._lib.llama_token_data_array(
+            data=candidates.ctypes.data_as(self._lib.llama_token_data_p),
+            size=self._n_vocab,
+            selected=-1,
+            sorted=False,
+        )
+        self._lib.llama_sampler_apply(self._grammar, ctypes.byref(array))
+        return candidates
+
+    def _count(self, token: int, logits: Any) -> None:
+        """Count ``token`` as forced, copied or chosen (`TokenSplit`), before it is accepted."""
+        assert self.split is not None and self._history is not None
+        if self._runs is None:
+            prompt = list(self._history())
+            self._recent = prompt[-(COPIED_RUN - 1) :]
+            self._runs = {
+                tuple(prompt[i : i + COPIED_RUN]) for i in range(len(prompt) - COPIED_RUN + 1)
+            }
+        allowed = int(self._np.isfinite(self._under_grammar(logits)["logit"]).sum())
+        run = (*self._recent, token)
+        if allowed == 1:
+            self.split.forced += 1
+        elif len(run) == COPIED_RUN and run in self._runs:
+            self.split.copied += 1
+        else:
+            self.split.chosen += 1
+        self._recent = [*self._recent, token][-(COPIED_RUN - 1) :]
 
 
 def install(llm: Any, llama_cpp: Any) -> None:
@@ -114,6 +204,9 @@ def install(llm: Any, llama_cpp: Any) -> None:
         )
         if not plain:
             return original(**kwargs)
-        return GreedyGrammarSampler(llama_cpp, llm._model, grammar, llm.n_vocab())
+        history = (lambda: llm.input_ids[: llm.n_tokens].tolist()) if measuring() else None
+        sampler = GreedyGrammarSampler(llama_cpp, llm._model, grammar, llm.n_vocab(), history)
+        llm.last_split = sampler.split  # read by the caller once the answer is written
+        return sampler
 
     llm._init_sampler = init_sampler

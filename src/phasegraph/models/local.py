@@ -240,14 +240,20 @@ def perf_counters(llm: Any) -> Perf:
 
 
 def _complete(
-    llm: Any, lock: threading.Lock, chat: list[dict[str, Any]], request: dict[str, Any]
+    llm: Any,
+    lock: threading.Lock,
+    chat: list[dict[str, Any]],
+    request: dict[str, Any],
+    name: str = "",
 ) -> tuple[dict[str, Any], Perf]:
     """One chat completion, with what llama.cpp spent on it; the prompt's opening kept.
 
     A call stopped while it runs (`stop.stopped`) raises `stop.CallStopped`, whatever it had
-    written: a cut answer is not the model's.
+    written: a cut answer is not the model's. While splits are measured
+    (`grammar_sampler.measuring`), the answer's is added under ``name``, the function it answers.
     """
     with lock:
+        llm.last_split = None
         before = perf_counters(llm)
         try:
             response: dict[str, Any] = llm.create_chat_completion(messages=chat, **request)
@@ -256,6 +262,7 @@ def _complete(
             raise
         stop.check()
         spent = perf_counters(llm) - before
+        grammar_sampler.record_split(name, getattr(llm, "last_split", None))
         _keep_opening(llm, int((response.get("usage") or {}).get("prompt_tokens", 0)))
     return response, spent
 
@@ -355,7 +362,9 @@ class LocalChatModel(BaseChatModel):
                 "type": "json_object",
                 "schema": _within_grammar_limits(_choice_schema(tools, may_answer=may_answer)),
             }
-        response, spent = on_model_thread(functools.partial(_complete, llm, lock, chat, request))
+        name = forced["function"]["name"] if forced is not None else "tool choice"
+        call = functools.partial(_complete, llm, lock, chat, request, name)
+        response, spent = on_model_thread(call)
         choice = response["choices"][0]
         content = choice["message"].get("content") or ""
         usage = response.get("usage") or {}
