@@ -829,7 +829,7 @@ def test_a_typed_write_beside_a_listing_is_held_and_names_the_reference(tmp_path
     out, _, _ = start(tmp_path, steps, request=request)
     first = out["rounds"][0]["results"]
     assert [r["status"] for r in first] == ["ok", "skipped"]
-    assert '"$l"' in first[1]["output"] and "run_command" in first[1]["output"]
+    assert '"$l"' in first[1]["output"] and "give the write a command" in first[1]["output"]
     (tmp_path / "files.md").unlink(missing_ok=True)  # a later round wrote it, its reads seen
     # the same write by reference runs beside the listing, and the file holds what it listed
     passed = round_plan(

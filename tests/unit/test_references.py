@@ -371,6 +371,8 @@ def test_a_write_given_a_command_runs_beside_reads_and_the_judge_hears_a_program
     assert results["t2"]["status"] == "ok", results["t2"]
     assert (tmp_path / "errors.txt").read_text() == "2\n"
     assert results["t3"]["status"] == "skipped"  # typed beside a read: held, as before
+    # and told the form that gives a program's output to the same tool
+    assert "give the write a command whose output is the text" in results["t3"]["output"]
     said = model.calls_of("judge_tasks")[-1][-1].content
     assert "; t2's program wrote it" in said, said
 

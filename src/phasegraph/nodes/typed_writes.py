@@ -17,6 +17,7 @@ from langchain_core.tools import BaseTool
 from phasegraph.facts.files import copy_of
 from phasegraph.facts.tools import (
     computed,
+    computing_argument,
     read_only,
     replaces_found_text,
     runs_argument,
@@ -58,14 +59,16 @@ def blind_writes(
     readers = [t["id"] for t in tasks if t["tool"] in reading and t["id"] not in nothing]
     if not readers or any(r["tool"] in reading and r["status"] == "ok" for r in earlier):
         return {}
-    why = (
-        f"not run: it was planned beside reads ({', '.join(readers)}) whose output its typed "
-        f'text could not hold. To write what {readers[0]} returns, give "${readers[0]}" as '
-        "the text; to write what a program computes from files, let run_command write it "
-        "with >; else plan it alone next round, written from what the reads returned"
-    )
+    def why(tool: BaseTool | None) -> str:
+        return (
+            f"not run: it was planned beside reads ({', '.join(readers)}) whose output its typed "
+            f'text could not hold. To write what {readers[0]} returns, give "${readers[0]}" as '
+            f"the text; to write what a program computes from files, {by_program(tool)}; else "
+            "plan it alone next round, written from what the reads returned"
+        )
+
     return {
-        t["id"]: why
+        t["id"]: why(tools.get(t["tool"]))
         for t in tasks
         if writes_files(tool := tools.get(t["tool"]))
         and not replaces_found_text(tool)
@@ -132,6 +135,18 @@ def typed_copies(
             held[str(task["id"])] = (
                 f"not run: its text is the whole text of {source}, typed. Pass a read's output "
                 f'exactly as "$t1"; if {path} is to hold something worked out from {source}, '
-                "let a program work it out and write it with >"
+                f"{by_program(tool)}"
             )
     return held
+
+
+def by_program(tool: BaseTool | None) -> str:
+    """How a write held for typed text gets a program's output instead, in words.
+
+    A tool that declares a command argument (`computing_argument`) takes the command there;
+    for any other, a command line writes the file with ``>``.
+    """
+    argument = computing_argument(tool)
+    if argument:
+        return f"give the write a {argument} whose output is the text (not the text itself)"
+    return "let a program work it out and write it with >"
