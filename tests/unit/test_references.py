@@ -427,7 +427,18 @@ def test_work_that_may_run_no_programs_gets_no_program_through_a_write(tmp_path:
     result = out["rounds"][0]["results"][0]
     assert result["status"] == "refused" and "may run no programs" in result["output"], result
     assert not (tmp_path / "sorted.txt").exists()
-    out, _ = run(tmp_path, [round_plan(("t1", "write_file", plan["tasks"][0]["arguments"]))])
+    # a phase the model narrowed to write_file alone is no rule against programs
+    narrowed = phases("p1", rounds=2)
+    narrowed["phases"][0]["allowed_tools"] = ["write_file"]
+    model = ScriptedChatModel(script={
+        "request_analyser": [CODING], "phase_planner": [narrowed], "judge_tasks": [DONE],
+        "plan_tool_call": [round_plan(("t1", "write_file", plan["tasks"][0]["arguments"]))],
+        "summarizer": [SUMMARY],
+    })  # fmt: skip
+    final_state(
+        build_graph(model=model, checkpointer=InMemorySaver()), {"request": "do the work"},
+        {"configurable": {"thread_id": "n"}}, context=Context(workspace=str(tmp_path)),
+    )  # fmt: skip
     assert (tmp_path / "sorted.txt").read_text() == "ann\nbob\n"
 
 

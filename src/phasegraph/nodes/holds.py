@@ -78,8 +78,10 @@ def programs_not_allowed(
     """Why a write of a program's output may not run where no program may, or None.
 
     A write that takes its text from a command (`computed`) runs that command's programs;
-    where no tool that runs programs is allowed (the task type's rules, a phase's tools), it
-    is refused as such a tool would be, and the text is to be given as text.
+    where the task type's rules allow no tool that runs programs (``allowed``: their tools),
+    it is refused as such a tool would be, and the text is to be given as text. A phase's own
+    list of tools, a plan's narrowing, does not decide: a write it allows may still take a
+    program's output, whose programs reach nothing beyond the workspace.
     """
     tool = tools.get(str(task.get("tool")))
     if not computed(task.get("arguments") or {}, tool):
@@ -88,7 +90,7 @@ def programs_not_allowed(
         return None
     return (
         "refused: its text is a command's output, and this work may run no programs (no tool "
-        "that runs them is allowed here); give the text itself"
+        "that runs them is allowed for it); give the text itself"
     )
 
 

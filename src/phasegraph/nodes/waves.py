@@ -142,6 +142,8 @@ class _Wave:
     context: Context
     available: Mapping[str, BaseTool]
     allowed: set[str]
+    by_rules: set[str]
+    """The tools the task type's rules allow, before the phase's own list narrows them."""
     space: Workspace
     root: str
     blind: dict[str, str]
@@ -168,6 +170,7 @@ class _Wave:
             context=context,
             available=available,
             allowed=set(phase_allowed_tools(state, current_phase(state), deps, context)),
+            by_rules=set(phase_allowed_tools(state, {}, deps, context)),
             space=space,
             root=context.root,  # resolved once, not for each task it sends
             blind=blind,
@@ -224,7 +227,7 @@ class _Wave:
         if task["tool"] not in self.allowed and decision != "allow":
             return self._refuse(task, key, decision, runtime)
         if barred := writes_not_allowed(task, self.available, self.allowed) or (
-            programs_not_allowed(task, self.available, self.allowed)
+            programs_not_allowed(task, self.available, self.by_rules)
         ):
             return self.settle(task_result(task, "refused", barred))
         if self.time_left <= 0:
