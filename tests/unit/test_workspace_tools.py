@@ -203,6 +203,12 @@ def test_a_write_given_a_command_holds_exactly_what_the_program_printed(ws: Path
     assert ok and (ws / "n.txt").read_text() == "3\n"
     ok, _ = call(tools, "write_file", path="t.txt", command=" ", content="typed\n")
     assert ok and (ws / "t.txt").read_text() == "typed\n"
+    # the output's file has no name while the program runs: a listing does not list it
+    ok, _ = call(tools, "write_file", path="all.txt", command="ls -a")
+    assert ok and ".tmp" not in (ws / "all.txt").read_text()
+    ok, _ = call(tools, "run_command", command="find . -name '*.tmp' > found.txt")
+    assert ok and (ws / "found.txt").read_text() == ""
+    assert not [p for p in os.listdir(ws) if p.endswith(".tmp")]
 
 
 def test_a_write_given_a_command_that_fails_writes_nothing(ws: Path) -> None:

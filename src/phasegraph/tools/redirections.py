@@ -5,6 +5,8 @@ output by reference, ``$t1``) is the first program's input; with neither, a prog
 its input is found out (`no_input`).
 ``>`` and ``>>`` write a temporary file beside the target, renamed over it once the command has
 ended by itself, so a stopped command leaves the file as it was and ``sort a > a`` sorts ``a``.
+Where the file system allows, the temporary file has no name until then (``O_TMPFILE``): a
+program that lists the folder (``ls -a``, ``find``) does not list it.
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ class Redirected:
         kept = []
         for folder, temp, rel, fd in self.outputs.values():
             size = os.fstat(fd).st_size
-            os.replace(temp, rel.name, src_dir_fd=folder, dst_dir_fd=folder)
+            _replace(folder, temp, fd, rel.name)
             kept.append((str(rel), size))
         return kept
 
@@ -125,9 +127,14 @@ def _temporary(folder: int, rel: PurePosixPath, append: bool) -> tuple[str, int]
         if stat.S_ISDIR(found.st_mode):
             raise WorkspaceError(f"{str(rel)!r} is a folder; name a file to write")
         mode = found.st_mode & 0o777
-    temp = f".pg-{os.getpid()}-{os.urandom(6).hex()}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(temp, flags, mode, dir_fd=folder)
+    temp, fd = "", -1
+    with contextlib.suppress(OSError, AttributeError):  # a file system without unnamed files
+        # unnamed until kept: a program that lists the folder (ls -a, find) does not see it
+        fd = os.open(".", os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, mode, dir_fd=folder)
+    if fd < 0:
+        temp = _temporary_name()
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(temp, flags, mode, dir_fd=folder)
     if append:
         with contextlib.suppress(FileNotFoundError, WorkspaceError):
             source = open_in(folder, rel.name, str(rel))
@@ -137,9 +144,28 @@ def _temporary(folder: int, rel: PurePosixPath, append: bool) -> tuple[str, int]
     return temp, fd
 
 
+def _temporary_name() -> str:
+    return f".pg-{os.getpid()}-{os.urandom(6).hex()}.tmp"
+
+
 def _discard(folder: int, temp: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(temp, dir_fd=folder)
+    if temp:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp, dir_fd=folder)
+
+
+def _replace(folder: int, temp: str, fd: int, name: str) -> None:
+    """The output in ``fd`` renamed over ``name``; an unnamed one (no ``temp``) named first."""
+    if temp:
+        os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        return
+    temp = _temporary_name()
+    os.link(f"/proc/self/fd/{fd}", temp, dst_dir_fd=folder)
+    try:
+        os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except OSError:
+        _discard(folder, temp)
+        raise
 
 
 @contextlib.contextmanager
