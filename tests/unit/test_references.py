@@ -472,3 +472,22 @@ def test_a_command_that_prints_its_own_words_is_typed_text(tmp_path: Path) -> No
     assert how_written(results, tools) == {  # type: ignore[arg-type]
         "s.txt": "c typed its text", "m": "d's program wrote it", "t.txt": "w typed its text"
     }
+
+
+def test_a_task_planned_after_a_held_one_runs_unless_it_takes_its_output(tmp_path: Path) -> None:
+    # the right edit of package.json was skipped because it was ordered after a typed write
+    # that a hold stopped; each new plan ordered it so, and the budget ran out
+    (tmp_path / "package.json").write_text('{"version": "1.1.4"}\n')
+    plan = round_plan(
+        ("t1", "read_file", {"path": "package.json"}),
+        ("t2", "write_file", {"path": "package.json", "content": "1.2.0"}),
+        ("t3", "edit_file", {"path": "package.json", "old_text": "1.1.4", "new_text": "1.2.0"}),
+        ("t4", "write_file", {"path": "copy.json", "content": "$t2"}),
+    )
+    out, _ = run(tmp_path, [with_deps(plan, t2=["t1"], t3=["t2"], t4=["t2"])])
+    results = {r["task_id"]: r for r in out["rounds"][0]["results"]}
+    assert results["t2"]["status"] == "skipped" and "not run" in results["t2"]["output"]
+    assert results["t3"]["status"] == "ok", results["t3"]
+    assert (tmp_path / "package.json").read_text() == '{"version": "1.2.0"}\n'
+    assert results["t4"]["output"] == "a task it depends on did not succeed"
+    assert not (tmp_path / "copy.json").exists()

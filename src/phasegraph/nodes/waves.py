@@ -38,7 +38,7 @@ from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
 from phasegraph.progress import emit
 from phasegraph.state import State, TaskInput, TaskResult, ToolViolation
 from phasegraph.state.reading import current_phase, phase_window, planned_tasks, run_results
-from phasegraph.state.references import resolved, taken
+from phasegraph.state.references import references, resolved, taken
 from phasegraph.storage.journal import journal_key
 from phasegraph.tools.constraints import refusal_reason
 from phasegraph.tools.workspace import Workspace
@@ -194,6 +194,17 @@ class _Wave:
         self.new.append(result)
         return True
 
+    def held_only(self, dependency: TaskResult, task: Mapping[str, Any]) -> bool:
+        """Whether ``dependency`` was held before it ran, and ``task`` takes none of its output.
+
+        A hold stops one call for a reason of its own (a typed text beside reads...); a task
+        planned after it that does not take its output (``$id``) had it only as an order to
+        run in, and runs. One that takes its output has none to take, and does not.
+        """
+        held = dependency["task_id"] in self.blind and dependency["status"] == "skipped"
+        takes = references(task.get("arguments") or {}).values()
+        return held and dependency["task_id"] not in takes
+
     def decide(self, task: dict[str, Any], runtime: Runtime[Context]) -> bool:
         """Settle, send or ask about one task, if it is ready; whether anything was decided."""
         if task["id"] in self.done or any(t["task"]["id"] == task["id"] for t in self.sent):
@@ -209,7 +220,9 @@ class _Wave:
             why = f"not run: the same call as {same_as} in this round; its result is theirs"
             return self.settle(task_result(task, "skipped", why))
         if any(
-            d["status"] != "ok" and not made_by(d, task, self.available, self.space)
+            d["status"] != "ok"
+            and not made_by(d, task, self.available, self.space)
+            and not self.held_only(d, task)
             for d in deps_done
         ):
             return self.settle(task_result(task, "skipped", "a task it depends on did not succeed"))
