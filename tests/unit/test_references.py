@@ -448,9 +448,11 @@ def test_a_command_that_prints_its_own_words_is_typed_text(tmp_path: Path) -> No
     from phasegraph.nodes.deps import workspace_settings
     from phasegraph.tools.builtin import workspace_tools
 
-    words = ["echo 50", "echo b a | sort", "expr 17 + 25 + 8", "seq 1 5", "/usr/bin/echo x",
+    words = ["echo 50", "expr 17 + 25 + 8", "seq 1 5", "/usr/bin/echo x",
              "printf '%s\\n' a b"]  # fmt: skip
-    files = ["echo $(wc -l < numbers.txt)", "sort names.txt", "wc -l < f", "cat f | tr a b",
+    # a later program of a pipeline may read a file: echo | sort names.txt sorts names.txt
+    files = ["echo | sort names.txt", "seq 3 | paste - data.txt", "echo b a | sort",
+             "echo $(wc -l < numbers.txt)", "sort names.txt", "wc -l < f", "cat f | tr a b",
              "tr a b < f", "ls", "awk '{s+=$1} END {print s}' n.txt", "",
              "echo 'unclosed"]  # fmt: skip
     assert [line for line in words if not own_words(line)] == []
@@ -461,6 +463,13 @@ def test_a_command_that_prints_its_own_words_is_typed_text(tmp_path: Path) -> No
     write = tools["write_file"]
     assert not computed({"path": "s.txt", "command": "echo 50"}, write)
     assert computed({"path": "s.txt", "command": "awk '{s+=$1} END {print s}' n.txt"}, write)
+    # typed or not, a command runs programs: rules against them and the journal still apply
+    from phasegraph.nodes.holds import programs_not_allowed
+    from phasegraph.nodes.run_task import journalled
+
+    echoed = {"id": "e", "tool": "write_file", "arguments": {"path": "s.txt", "command": "echo 5"}}
+    assert "may run no programs" in str(programs_not_allowed(echoed, tools, {"write_file"}))
+    assert journalled(write, {"path": "f", "command": "echo 5"})
     results = [
         {"task_id": "c", "tool": "run_command", "arguments": {"command": "echo 50 > s.txt"},
          "status": "ok", "wave": 0, "written": ["s.txt"]},
@@ -491,3 +500,28 @@ def test_a_task_planned_after_a_held_one_runs_unless_it_takes_its_output(tmp_pat
     assert (tmp_path / "package.json").read_text() == '{"version": "1.2.0"}\n'
     assert results["t4"]["output"] == "a task it depends on did not succeed"
     assert not (tmp_path / "copy.json").exists()
+
+
+def test_a_task_after_a_held_one_waits_when_it_reads_its_file_or_its_skip_was_no_hold(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "report.txt").write_text("old\n")
+    (tmp_path / "data.txt").write_text("x\n")
+    plan = round_plan(
+        ("t1", "read_file", {"path": "data.txt"}),
+        ("t2", "write_file", {"path": "report.txt", "content": "a b\nc d\ne f\n"}),
+        ("t3", "write_file", {"path": "count.txt", "command": "wc -l report.txt"}),
+        ("t4", "read_file", {"path": "missing.txt"}),
+        ("t5", "write_file", {"path": "other.txt", "content": "two words"}),
+        ("t6", "edit_file", {"path": "data.txt", "old_text": "x", "new_text": "y"}),
+    )
+    out, _ = run(tmp_path, [with_deps(plan, t2=["t1"], t3=["t2"], t5=["t4"], t6=["t5"])])
+    results = {r["task_id"]: r for r in out["rounds"][0]["results"]}
+    assert results["t2"]["output"].startswith("not run")  # held beside the read
+    # t3 reads the file the held write was to write: what it held before is no count of it
+    assert results["t3"]["output"] == "a task it depends on did not succeed"
+    assert not (tmp_path / "count.txt").exists()
+    # t5 was skipped for its failed read, not held: what follows it waits as before
+    assert results["t5"]["output"] == "a task it depends on did not succeed"
+    assert results["t6"]["output"] == "a task it depends on did not succeed"
+    assert (tmp_path / "data.txt").read_text() == "x\n"

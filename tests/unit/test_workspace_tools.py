@@ -211,6 +211,17 @@ def test_a_write_given_a_command_holds_exactly_what_the_program_printed(ws: Path
     assert not [p for p in os.listdir(ws) if p.endswith(".tmp")]
 
 
+def test_without_proc_a_redirection_writes_through_a_named_temporary_file(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from phasegraph.tools import redirections
+
+    monkeypatch.setattr(redirections, "PROC_FDS", "/nonexistent/fd")
+    ok, out = call(toolset(ws), "write_file", path="sorted.txt", command="sort notes.txt")
+    assert ok and (ws / "sorted.txt").read_text() == "alpha\nbeta\nbeta\ngamma\n", out
+    assert not [p for p in os.listdir(ws) if p.endswith(".tmp")]
+
+
 def test_a_write_given_a_command_that_fails_writes_nothing(ws: Path) -> None:
     tools = toolset(ws)
     before = snapshot(ws)

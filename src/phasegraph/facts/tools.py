@@ -116,23 +116,30 @@ def computing_argument(tool: BaseTool | None) -> str | None:
     return argument if isinstance(argument, str) and argument else None
 
 
+def given_command(arguments: Mapping[str, Any], tool: BaseTool | None) -> str | None:
+    """The command a call of a writing tool gives for its text (its ``computes`` argument)."""
+    argument = computing_argument(tool)
+    value = arguments.get(argument) if argument else None
+    return value if isinstance(value, str) and value.strip() else None
+
+
 def computed(arguments: Mapping[str, Any], tool: BaseTool | None) -> bool:
     """Whether a call's written text is a program's output.
 
     Its ``computes`` argument is given, and is not a command that prints its own words alone
-    (`own_words`): what ``echo 50`` writes is the model's as much as a typed ``50``.
+    (`own_words`): what ``echo 50`` writes is the model's as much as a typed ``50``. Whether
+    programs run at all is `given_command`'s to say.
     """
-    argument = computing_argument(tool)
-    value = arguments.get(argument) if argument else None
-    return isinstance(value, str) and bool(value.strip()) and not own_words(value)
+    command = given_command(arguments, tool)
+    return command is not None and not own_words(command)
 
 
 def own_words(command: object) -> bool:
     """Whether a command line's output is made of its own words: nothing it reads is a file's.
 
-    Its first program is one that prints its arguments alone (`argv_specs.WORDS_ONLY`), given
-    no ``<`` and no ``$(...)``; the programs after it read only what that one printed. A line
-    that cannot be parsed is not one.
+    It is one program, one that prints its arguments alone (`argv_specs.WORDS_ONLY`), given
+    no ``<`` and no ``$(...)``. A pipeline is not one (a later program may read a file:
+    ``echo | sort names.txt``), nor is a line that cannot be parsed.
     """
     if not isinstance(command, str):
         return False
@@ -141,7 +148,7 @@ def own_words(command: object) -> bool:
     except CommandLineError:
         return False
     first = stages[0]
-    if first.stdin is not None or not first.words:
+    if len(stages) > 1 or first.stdin is not None or not first.words:
         return False
     if any(word.commands for stage in stages for word in stage.words):
         return False

@@ -21,6 +21,7 @@ from phasegraph.facts.tools import (
     changed_files,
     command_writes,
     computed,
+    given_command,
     read_only,
     read_path,
     runs_argument,
@@ -77,14 +78,14 @@ def programs_not_allowed(
 ) -> str | None:
     """Why a write of a program's output may not run where no program may, or None.
 
-    A write that takes its text from a command (`computed`) runs that command's programs;
+    A write that takes its text from a command (`given_command`) runs that command's programs;
     where the task type's rules allow no tool that runs programs (``allowed``: their tools),
     it is refused as such a tool would be, and the text is to be given as text. A phase's own
     list of tools, a plan's narrowing, does not decide: a write it allows may still take a
     program's output, whose programs reach nothing beyond the workspace.
     """
     tool = tools.get(str(task.get("tool")))
-    if not computed(task.get("arguments") or {}, tool):
+    if given_command(task.get("arguments") or {}, tool) is None:
         return None
     if tool_kinds({n: tools[n] for n in allowed if n in tools})["runs"]:
         return None

@@ -29,7 +29,7 @@ from langgraph.errors import NodeError
 from langgraph.runtime import Runtime, get_runtime
 
 from phasegraph.context import Context
-from phasegraph.facts.tools import computed
+from phasegraph.facts.tools import given_command
 from phasegraph.nodes.deps import Deps, context_of, run_error, task_result, thread_id
 from phasegraph.nodes.readable import put_back_if_broken, readable_before
 from phasegraph.progress import emit
@@ -204,13 +204,13 @@ def executed(item: TaskInput, at: Runtime[Context], deps: Deps) -> TaskResult:
 
 
 def journalled(tool: BaseTool, arguments: Mapping[str, Any]) -> bool:
-    """Whether a call's execution is journalled: its tool is not idempotent, or it computes.
+    """Whether a call's execution is journalled: its tool is not idempotent, or it runs one.
 
-    A write whose text a program computes (`computed`) may read the file it replaces (``tac
+    A write whose text a command prints (`given_command`) may read the file it replaces (``tac
     f`` into ``f``), so run again it need not write the same bytes: it is journalled as any
     call of a tool that is not idempotent.
     """
-    return not is_idempotent(tool) or computed(arguments, tool)
+    return not is_idempotent(tool) or given_command(arguments, tool) is not None
 
 
 def _run(state: TaskInput, runtime: Runtime[Context], deps: Deps) -> TaskResult:

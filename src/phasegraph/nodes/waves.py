@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any, TypedDict
 
 from langchain_core.tools import BaseTool
@@ -33,6 +34,7 @@ from phasegraph.nodes.holds import (
     programs_not_allowed,
     repeated_calls,
     writes_not_allowed,
+    written_path,
 )
 from phasegraph.nodes.step_budget import JUDGE_STEPS, budget_left, limits_of
 from phasegraph.progress import emit
@@ -195,15 +197,29 @@ class _Wave:
         return True
 
     def held_only(self, dependency: TaskResult, task: Mapping[str, Any]) -> bool:
-        """Whether ``dependency`` was held before it ran, and ``task`` takes none of its output.
+        """Whether ``dependency`` was held before it ran, and ``task`` needs nothing it did.
 
         A hold stops one call for a reason of its own (a typed text beside reads...); a task
-        planned after it that does not take its output (``$id``) had it only as an order to
-        run in, and runs. One that takes its output has none to take, and does not.
+        planned after it had it only as an order to run in, and runs, unless it takes the
+        held task's output (``$id``: there is none) or names the file the held task was to
+        write anywhere but as the file it writes itself (it would read what that file held
+        before). A dependency skipped for any other reason (its own dependency failed) is no
+        hold's.
         """
-        held = dependency["task_id"] in self.blind and dependency["status"] == "skipped"
-        takes = references(task.get("arguments") or {}).values()
-        return held and dependency["task_id"] not in takes
+        held_id = dependency["task_id"]
+        why = self.blind.get(held_id)
+        if why is None or dependency["status"] != "skipped" or dependency["output"] != why:
+            return False
+        arguments = task.get("arguments") or {}
+        if held_id in references(arguments).values():
+            return False
+        planned = next((t for t in self.tasks if t["id"] == held_id), None)
+        path = written_path(planned, self.available, self.space) if planned else None
+        if path is None:
+            return True
+        own = written_argument(self.available.get(str(task.get("tool"))))
+        named = [v for k, v in arguments.items() if isinstance(v, str) and k != own]
+        return not any(PurePosixPath(path).name in text for text in named)
 
     def decide(self, task: dict[str, Any], runtime: Runtime[Context]) -> bool:
         """Settle, send or ask about one task, if it is ready; whether anything was decided."""

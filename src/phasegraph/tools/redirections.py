@@ -26,6 +26,8 @@ from phasegraph.tools.command_line import Stage
 from phasegraph.tools.workspace import Workspace, WorkspaceError, open_in
 
 DEV_NULL = "/dev/null"
+#: Where this process's open files have names, through which an unnamed file is linked.
+PROC_FDS = "/proc/self/fd"
 #: What the input of a program given none holds: a program that reads it takes it.
 UNASKED = b"\n"
 
@@ -128,9 +130,11 @@ def _temporary(folder: int, rel: PurePosixPath, append: bool) -> tuple[str, int]
             raise WorkspaceError(f"{str(rel)!r} is a folder; name a file to write")
         mode = found.st_mode & 0o777
     temp, fd = "", -1
-    with contextlib.suppress(OSError, AttributeError):  # a file system without unnamed files
-        # unnamed until kept: a program that lists the folder (ls -a, find) does not see it
-        fd = os.open(".", os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, mode, dir_fd=folder)
+    # unnamed until kept: a program that lists the folder (ls -a, find) does not see it; it is
+    # named through /proc when kept, so without /proc it is named from the start
+    if os.path.isdir(PROC_FDS):
+        with contextlib.suppress(OSError, AttributeError):  # a file system without them
+            fd = os.open(".", os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, mode, dir_fd=folder)
     if fd < 0:
         temp = _temporary_name()
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -160,7 +164,7 @@ def _replace(folder: int, temp: str, fd: int, name: str) -> None:
         os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
         return
     temp = _temporary_name()
-    os.link(f"/proc/self/fd/{fd}", temp, dst_dir_fd=folder)
+    os.link(f"{PROC_FDS}/{fd}", temp, dst_dir_fd=folder)
     try:
         os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except OSError:
