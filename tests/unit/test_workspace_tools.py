@@ -203,6 +203,12 @@ def test_a_write_given_a_command_holds_exactly_what_the_program_printed(ws: Path
     assert ok and (ws / "n.txt").read_text() == "3\n"
     ok, _ = call(tools, "write_file", path="t.txt", command=" ", content="typed\n")
     assert ok and (ws / "t.txt").read_text() == "typed\n"
+    # the 0.5B model put the tool's own name in the command's place beside the text it meant
+    ok, out = call(tools, "write_file", path="h.txt", command="write_file", content="Hello\n")
+    assert ok and (ws / "h.txt").read_text() == "Hello\n", out
+    assert "'write_file' names no program that may run" in out
+    ok, out = call(tools, "write_file", path="h.txt", command="write_file")  # nothing else
+    assert not ok and "is not an allowed command" in out
     # the output's file has no name while the program runs: a listing does not list it
     ok, _ = call(tools, "write_file", path="all.txt", command="ls -a")
     assert ok and ".tmp" not in (ws / "all.txt").read_text()
