@@ -525,3 +525,24 @@ def test_a_task_after_a_held_one_waits_when_it_reads_its_file_or_its_skip_was_no
     assert results["t5"]["output"] == "a task it depends on did not succeed"
     assert results["t6"]["output"] == "a task it depends on did not succeed"
     assert (tmp_path / "data.txt").read_text() == "x\n"
+
+
+def test_a_word_in_a_writes_command_place_beside_its_text_is_dropped_from_the_plan(
+    tmp_path: Path,
+) -> None:
+    # the 0.5B model's write(command="write_file", content="Hello, world!"): the call is the
+    # typed write it is, and the judge hears so, not that a program wrote it
+    plan = round_plan(
+        ("t1", "write_file", {"path": "hello.txt", "command": "write_file",
+                              "content": "Hello, world!"}),
+        ("t2", "write_file", {"path": "n.txt", "command": "seq 3", "content": "typed"}),
+    )  # fmt: skip
+    out, model = run(tmp_path, [plan])
+    results = {r["task_id"]: r for r in out["rounds"][0]["results"]}
+    assert results["t1"]["arguments"] == {"path": "hello.txt", "content": "Hello, world!"}
+    assert (tmp_path / "hello.txt").read_text() == "Hello, world!"
+    said = model.calls_of("judge_tasks")[-1][-1].content
+    assert "; t1 typed its text" in said, said
+    # a command that names a program stays, and wins over the text beside it
+    assert results["t2"]["arguments"]["command"] == "seq 3"
+    assert (tmp_path / "n.txt").read_text() == "1\n2\n3\n"

@@ -10,7 +10,7 @@ workspace: the built-in tools).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -19,7 +19,7 @@ from langchain_core.tools import BaseTool
 from phasegraph.state import CheckRecord, TaskResult
 from phasegraph.state.references import references
 from phasegraph.tools.argv_specs import WORDS_ONLY
-from phasegraph.tools.command_line import CommandLineError, parse
+from phasegraph.tools.command_line import CommandLineError, names_a_program, parse
 
 FILE_KINDS = ("exists", "contains", "matches", "equals", "number", "keeps", "copy")
 
@@ -121,6 +121,24 @@ def given_command(arguments: Mapping[str, Any], tool: BaseTool | None) -> str | 
     argument = computing_argument(tool)
     value = arguments.get(argument) if argument else None
     return value if isinstance(value, str) and value.strip() else None
+
+
+def without_stray_command(
+    arguments: dict[str, Any], tool: BaseTool | None, programs: Collection[str]
+) -> dict[str, Any]:
+    """A write's arguments without a command that names none of ``programs``, beside a text.
+
+    A small model puts a word (the tool's own name) in the command's place and the text it
+    means beside it; such a word is no command, and the call is the typed write it is. A
+    command alone, or one that names a program, is left to run or be refused.
+    """
+    argument, command = computing_argument(tool), given_command(arguments, tool)
+    if argument is None or command is None or names_a_program(command, programs):
+        return arguments
+    path = written_argument(tool)
+    if not any(isinstance(v, str) for k, v in arguments.items() if k not in (argument, path)):
+        return arguments
+    return {key: value for key, value in arguments.items() if key != argument}
 
 
 def computed(arguments: Mapping[str, Any], tool: BaseTool | None) -> bool:

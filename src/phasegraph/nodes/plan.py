@@ -27,6 +27,7 @@ from phasegraph.facts.checks import (
     write_whole,
 )
 from phasegraph.facts.record import first_facts
+from phasegraph.facts.tools import without_stray_command
 from phasegraph.models.structured import StageCall, call_structured
 from phasegraph.nodes.deps import Deps, context_of, phase_allowed_tools
 from phasegraph.nodes.fallback import fell_back, stopped
@@ -237,7 +238,11 @@ def plan(state: State, runtime: Runtime[Context], deps: Deps) -> dict[str, Any]:
     if round_plan is not None:
         for task in round_plan.tasks:
             # a model copying quoted output into a file copies the quotes too
-            task.arguments = unquoted(task.arguments)
+            task.arguments = without_stray_command(
+                unquoted(task.arguments),
+                available.get(task.tool),
+                context.command_settings.runnable,
+            )
     if (
         round_plan is None
         and (stop := stopped("plan", call, state, runtime, keep=AFTER_PLAN)) is not None

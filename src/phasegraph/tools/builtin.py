@@ -11,7 +11,6 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import PurePosixPath
 from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
@@ -20,7 +19,7 @@ from pydantic import BaseModel, Field, model_validator
 from phasegraph.errors import ConfigurationError
 from phasegraph.state.result import renamed
 from phasegraph.tools.base import tool_index
-from phasegraph.tools.command_line import CommandLineError, parse
+from phasegraph.tools.command_line import names_a_program
 from phasegraph.tools.commands import CommandSettings
 from phasegraph.tools.mcp import load_mcp_tools
 from phasegraph.tools.pipeline import execute_command, program_write
@@ -127,7 +126,7 @@ def _writing(space: Workspace, commands: CommandSettings) -> Callable[..., Any]:
         path: str, command: str | None = None, content: str | None = None
     ) -> tuple[str, dict[str, Any]]:
         given = command is not None and bool(command.strip())
-        if given and (content is None or names_a_program(str(command), commands)):
+        if given and (content is None or names_a_program(str(command), commands.runnable)):
             return program_write(space, commands, path, str(command))
         if content is None:
             raise WorkspaceError("give the file's content, or a command whose output it is")
@@ -137,19 +136,6 @@ def _writing(space: Workspace, commands: CommandSettings) -> Callable[..., Any]:
         return wrote, {}
 
     return write
-
-
-def names_a_program(command: str, commands: CommandSettings) -> bool:
-    """Whether a command line begins with a program that may run here.
-
-    It parses, and its first word names one of ``commands.runnable``.
-    """
-    try:
-        stages = parse(command)
-    except CommandLineError:
-        return False
-    words = stages[0].words
-    return bool(words) and PurePosixPath(words[0].text).name in commands.runnable
 
 
 def _reading(space: Workspace) -> Callable[..., Any]:

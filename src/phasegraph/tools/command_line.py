@@ -18,7 +18,9 @@ files the line names.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 #: What the grammar refuses, by what starts it, and why.
 _REFUSED = {
@@ -256,3 +258,16 @@ def _double_quoted(line: str, index: int, commands: list[str]) -> tuple[str, int
         part.append(char)
         index += 1
     raise CommandLineError("a double quote is not closed")
+
+
+def names_a_program(line: str, programs: Collection[str]) -> bool:
+    """Whether a command line begins with one of ``programs``.
+
+    It parses, and its first word, folders aside, is one of them.
+    """
+    try:
+        stages = parse(line)
+    except CommandLineError:
+        return False
+    words = stages[0].words
+    return bool(words) and PurePosixPath(words[0].text).name in programs
