@@ -19,7 +19,12 @@ from langchain_core.tools import BaseTool
 from phasegraph.state import CheckRecord, TaskResult
 from phasegraph.state.references import references
 from phasegraph.tools.argv_specs import WORDS_ONLY
-from phasegraph.tools.command_line import CommandLineError, names_a_program, parse
+from phasegraph.tools.command_line import (
+    CommandLineError,
+    names_a_program,
+    parse,
+    written_targets,
+)
 
 FILE_KINDS = ("exists", "contains", "matches", "equals", "number", "keeps", "copy")
 
@@ -168,7 +173,7 @@ def own_words(command: object) -> bool:
     first = stages[0]
     if len(stages) > 1 or first.stdin is not None or not first.words:
         return False
-    if any(word.commands for stage in stages for word in stage.words):
+    if any(word.commands for word in first.words):
         return False
     return PurePosixPath(first.words[0].text).name in WORDS_ONLY
 
@@ -285,5 +290,4 @@ def command_writes(command: object) -> list[str]:
         stages = parse(command)
     except CommandLineError:
         return []
-    targets = [s.stdout for s in stages] + [s.stderr for s in stages]
-    return [t for t in targets if t and t not in ("&1", "/dev/null")]
+    return written_targets(stages)

@@ -271,3 +271,9 @@ def names_a_program(line: str, programs: Collection[str]) -> bool:
         return False
     words = stages[0].words
     return bool(words) and PurePosixPath(words[0].text).name in programs
+
+
+def written_targets(stages: list[Stage]) -> list[str]:
+    """The files a parsed line's redirections write (``>``, ``>>``, ``2>``), ``/dev/null`` aside."""
+    targets = [s.stdout for s in stages] + [s.stderr for s in stages]
+    return [t for t in targets if t and t not in ("&1", "/dev/null")]

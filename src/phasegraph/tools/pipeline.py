@@ -32,7 +32,14 @@ from phasegraph.tools import processes
 from phasegraph.tools.argv_rules import confined_by_checks
 from phasegraph.tools.cgroups import joined, pids_cgroup
 from phasegraph.tools.changed import changed_files, file_states
-from phasegraph.tools.command_line import SUBSTITUTED, CommandLineError, Stage, Word, parse
+from phasegraph.tools.command_line import (
+    SUBSTITUTED,
+    CommandLineError,
+    Stage,
+    Word,
+    parse,
+    written_targets,
+)
 from phasegraph.tools.commands import CommandSettings, check_argv, scrubbed_environment
 from phasegraph.tools.planted import git_before, take_away
 from phasegraph.tools.processes import collect, limited, start
@@ -161,9 +168,7 @@ def program_write(
         stages = parse(command)
     except CommandLineError as exc:
         raise WorkspaceError(f"{command!r}: {exc}") from None
-    if any(
-        s.stdout not in (None, DEV_NULL) or s.stderr not in (None, "&1", DEV_NULL) for s in stages
-    ):
+    if written_targets(stages):
         raise WorkspaceError(
             f"the command's output is the text written to {path}: give the command without its "
             "> redirection"
