@@ -243,6 +243,9 @@ def test_a_write_given_a_command_that_fails_writes_nothing(ws: Path) -> None:
     ]:
         ok, out = call(tools, "write_file", path="notes.txt", **args)
         assert not ok and said in out, (args, out)
+    # git's hooks are the host's to run: a program's output is no more written there
+    ok, out = call(tools, "write_file", path=".git/hooks/pre-commit", command="echo rm -rf ~")
+    assert not ok and not (ws / ".git" / "hooks" / "pre-commit").exists(), out
     # the file is refused before the command runs: an edit of its own would be made
     ok, out = call(tools, "write_file", path="../outside.txt", command="sed -i s/a/A/ notes.txt")
     assert not ok and "outside" in out
